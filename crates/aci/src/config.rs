@@ -1,0 +1,269 @@
+//! Tool limits: built-in defaults, then `.slmcode/config.yaml` in the project, then `SLMCODE_*`
+//! environment variables. A bad value is an error that names the key and what it takes — a
+//! silently ignored limit is worse than a refusal to start. An unknown key is only a warning,
+//! naming the known ones, so a config written for a newer slmcode still loads.
+
+use std::collections::BTreeMap;
+
+use crate::output::MIN_MAX_TOOL_CHARS;
+use crate::path::{Jail, PathError, RelPath};
+
+/// The project config file, relative to the root.
+pub const CONFIG_PATH: &str = ".slmcode/config.yaml";
+
+/// The limits the tools run under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Every result is capped at this many characters (~4 chars a token).
+    pub max_tool_chars: usize,
+    /// Lines in a ws_read window when the call gives no `limit`.
+    pub read_window_lines: usize,
+    /// The model's context window in tokens; one ws_read may use about 15% of it.
+    pub context_window: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_tool_chars: 8000,
+            read_window_lines: 120,
+            context_window: 8192,
+        }
+    }
+}
+
+/// One key: its name, the smallest value that makes sense, and where it lives in [`Config`].
+struct Key {
+    name: &'static str,
+    min: usize,
+    max: usize,
+    field: fn(&mut Config) -> &mut usize,
+}
+
+const KEYS: &[Key] = &[
+    Key {
+        name: "max_tool_chars",
+        min: MIN_MAX_TOOL_CHARS,
+        max: 10_000_000,
+        field: |c| &mut c.max_tool_chars,
+    },
+    Key {
+        name: "read_window_lines",
+        min: 1,
+        max: 100_000,
+        field: |c| &mut c.read_window_lines,
+    },
+    Key {
+        name: "context_window",
+        min: 512,
+        max: 100_000_000,
+        field: |c| &mut c.context_window,
+    },
+];
+
+/// A config that cannot be used as written.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{CONFIG_PATH}: {0}")]
+    Path(#[from] PathError),
+    #[error("{CONFIG_PATH} could not be read: {0}")]
+    Read(std::io::Error),
+    #[error("{CONFIG_PATH} is not valid YAML: {0}")]
+    Yaml(String),
+    #[error("{CONFIG_PATH} must be a mapping of keys to values (e.g. \"max_tool_chars: 8000\")")]
+    NotAMapping,
+    #[error("{source_name}: {key} must be a whole number from {min} to {max}, got {got}")]
+    Value {
+        source_name: String,
+        key: &'static str,
+        min: usize,
+        max: usize,
+        got: String,
+    },
+}
+
+impl Config {
+    /// The names of every key this version understands.
+    pub fn known_keys() -> Vec<&'static str> {
+        KEYS.iter().map(|k| k.name).collect()
+    }
+
+    /// Loads the project's config through the jail, then applies `env` overrides
+    /// (`SLMCODE_MAX_TOOL_CHARS=…`). Returns the config and any warnings for the user.
+    pub fn load(
+        jail: &Jail,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(Config, Vec<String>), ConfigError> {
+        let mut config = Config::default();
+        let mut warnings = Vec::new();
+        if let Some(text) = read_project_file(jail)? {
+            config.apply_yaml(&text, &mut warnings)?;
+        }
+        config.apply_env(env)?;
+        Ok((config, warnings))
+    }
+
+    /// Applies the YAML text of a config file.
+    pub fn apply_yaml(
+        &mut self,
+        text: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), ConfigError> {
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        let value: serde_json::Value =
+            serde_saphyr::from_str(text).map_err(|e| ConfigError::Yaml(e.to_string()))?;
+        let map: BTreeMap<String, serde_json::Value> = match value {
+            serde_json::Value::Null => return Ok(()),
+            serde_json::Value::Object(m) => m.into_iter().collect(),
+            _ => return Err(ConfigError::NotAMapping),
+        };
+        for (name, value) in map {
+            match KEYS.iter().find(|k| k.name == name) {
+                Some(key) => {
+                    let n = value
+                        .as_u64()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .filter(|n| (key.min..=key.max).contains(n))
+                        .ok_or_else(|| ConfigError::Value {
+                            source_name: CONFIG_PATH.to_string(),
+                            key: key.name,
+                            min: key.min,
+                            max: key.max,
+                            got: value.to_string(),
+                        })?;
+                    *(key.field)(self) = n;
+                }
+                None => warnings.push(format!(
+                    "{CONFIG_PATH}: unknown key `{name}` is ignored (known keys: {})",
+                    Config::known_keys().join(", ")
+                )),
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies `SLMCODE_<KEY>` overrides; other variables are left alone, since the harness
+    /// has `SLMCODE_*` variables of its own.
+    pub fn apply_env(
+        &mut self,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(), ConfigError> {
+        for (var, raw) in env {
+            let Some(name) = var.strip_prefix("SLMCODE_") else {
+                continue;
+            };
+            let name = name.to_ascii_lowercase();
+            let Some(key) = KEYS.iter().find(|k| k.name == name) else {
+                continue;
+            };
+            let n = raw
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (key.min..=key.max).contains(n))
+                .ok_or_else(|| ConfigError::Value {
+                    source_name: var.clone(),
+                    key: key.name,
+                    min: key.min,
+                    max: key.max,
+                    got: format!("{raw:?}"),
+                })?;
+            *(key.field)(self) = n;
+        }
+        Ok(())
+    }
+
+    /// The hard ceiling of one ws_read, in characters: about 15% of the context window at
+    /// ~4 characters a token.
+    pub fn read_ceiling_chars(&self) -> usize {
+        self.context_window * 4 * 15 / 100
+    }
+}
+
+fn read_project_file(jail: &Jail) -> Result<Option<String>, ConfigError> {
+    let path = RelPath::parse(CONFIG_PATH, jail.root())?;
+    let mut file = match jail.open_file(&path) {
+        Ok(f) => f,
+        Err(PathError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text).map_err(ConfigError::Read)?;
+    Ok(Some(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_sets_known_keys_and_warns_on_unknown() {
+        let mut c = Config::default();
+        let mut w = Vec::new();
+        c.apply_yaml(
+            "max_tool_chars: 2000\nread_window_lines: 40\nbogus: 1\n",
+            &mut w,
+        )
+        .unwrap();
+        assert_eq!(c.max_tool_chars, 2000);
+        assert_eq!(c.read_window_lines, 40);
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("`bogus`") && w[0].contains("context_window"),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_range() {
+        let mut c = Config::default();
+        let e = c
+            .apply_yaml("max_tool_chars: ten\n", &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("max_tool_chars must be a whole number from 500"),
+            "{e}"
+        );
+        let e = c
+            .apply_yaml("read_window_lines: 0\n", &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("read_window_lines"), "{e}");
+        assert!(matches!(
+            c.apply_yaml("- a\n- b\n", &mut Vec::new()),
+            Err(ConfigError::NotAMapping)
+        ));
+        assert!(matches!(
+            c.apply_yaml("a: [\n", &mut Vec::new()),
+            Err(ConfigError::Yaml(_))
+        ));
+    }
+
+    #[test]
+    fn env_overrides_and_rejects_garbage() {
+        let mut c = Config::default();
+        c.apply_env([
+            ("SLMCODE_CONTEXT_WINDOW".to_string(), "32768".to_string()),
+            ("SLMCODE_ENDPOINT".to_string(), "http://x".to_string()),
+            ("PATH".to_string(), "/bin".to_string()),
+        ])
+        .unwrap();
+        assert_eq!(c.context_window, 32768);
+        let e = c
+            .apply_env([("SLMCODE_MAX_TOOL_CHARS".to_string(), "lots".to_string())])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("SLMCODE_MAX_TOOL_CHARS: max_tool_chars"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn read_ceiling_is_fifteen_percent() {
+        assert_eq!(Config::default().read_ceiling_chars(), 4915);
+    }
+}

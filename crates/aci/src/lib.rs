@@ -1,0 +1,18 @@
+//! slmcode-aci: the tools a small coding model works through.
+//!
+//! Every tool either does the right thing or says exactly how to retry. The crate is sync and
+//! has no network: the harness (`slmcode-agent`), the MCP server and the `slmcode` CLI all drive
+//! the same [`Registry`] over a [`Workspace`].
+
+pub mod config;
+pub mod output;
+pub mod path;
+pub mod registry;
+mod suggest;
+pub mod tools;
+mod walk;
+pub mod workspace;
+
+pub use config::{Config, ConfigError};
+pub use registry::{tool_names, Registry, ToolResult, ToolSpec};
+pub use workspace::Workspace;

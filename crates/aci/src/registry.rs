@@ -1,0 +1,567 @@
+//! The registry: every tool's name, description, schema and argument aliases, and the one
+//! dispatch path. A call goes: arguments normalized (aliases, types, unknown keys named) → tool
+//! → result cap. The CLI, the agent loop and the MCP server all call [`Registry::call`], so a
+//! model sees the same text whichever way it reaches a tool.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use serde_json::{Map, Value};
+
+use crate::output::cap;
+use crate::path::PathError;
+use crate::tools;
+use crate::workspace::Workspace;
+
+/// The JSON type of a parameter, as the schema shows it and as [`Args`] checks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    String,
+    /// A whole number at least `min`.
+    Integer {
+        min: u64,
+    },
+    Boolean,
+    /// A list of strings; a single string with one item a line is accepted too.
+    StringList,
+}
+
+impl Kind {
+    fn schema(self) -> Value {
+        match self {
+            Kind::String => serde_json::json!({"type": "string"}),
+            Kind::Integer { min } => serde_json::json!({"type": "integer", "minimum": min}),
+            Kind::Boolean => serde_json::json!({"type": "boolean"}),
+            Kind::StringList => serde_json::json!({"type": "array", "items": {"type": "string"}}),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::String => "string",
+            Kind::Integer { .. } => "whole number",
+            Kind::Boolean => "true or false",
+            Kind::StringList => "list of strings",
+        }
+    }
+}
+
+/// One parameter of a tool.
+#[derive(Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub required: bool,
+    /// Shown to the model in the schema; one short line.
+    pub description: &'static str,
+    /// Other spellings models use for this parameter; the canonical name wins when both appear.
+    pub aliases: &'static [&'static str],
+}
+
+/// The model-facing definition of a tool.
+#[derive(Debug)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    /// Written for a 7B reader: what it is for, and when to use something else.
+    pub description: &'static str,
+    pub params: &'static [Param],
+    /// A complete, valid call, quoted in argument errors so the retry is a copy.
+    pub example: &'static str,
+    /// True for tools that never change the workspace (MCP `readOnlyHint`, loop-guard resets).
+    pub read_only: bool,
+    /// Appended when a result is truncated: how to get what was cut.
+    pub rest_hint: &'static str,
+}
+
+impl ToolSpec {
+    /// The JSON schema of the arguments, as offered to a model.
+    pub fn schema(&self) -> Value {
+        let mut props = Map::new();
+        for p in self.params {
+            let mut s = p.kind.schema();
+            if let Value::Object(o) = &mut s {
+                o.insert("description".into(), Value::String(p.description.into()));
+            }
+            props.insert(p.name.into(), s);
+        }
+        let required: Vec<Value> = self
+            .params
+            .iter()
+            .filter(|p| p.required)
+            .map(|p| Value::String(p.name.into()))
+            .collect();
+        serde_json::json!({
+            "type": "object",
+            "properties": props,
+            "required": required,
+            "additionalProperties": false,
+        })
+    }
+
+    fn accepted(&self) -> String {
+        if self.params.is_empty() {
+            return "no arguments".to_string();
+        }
+        self.params
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} ({}{})",
+                    p.name,
+                    p.kind.describe(),
+                    if p.required { ", required" } else { "" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Arguments after normalization: canonical names only, values of the declared kinds.
+#[derive(Debug, Default)]
+pub struct Args(Map<String, Value>);
+
+impl Args {
+    /// A string argument, if given.
+    pub fn str(&self, name: &str) -> Option<&str> {
+        self.0.get(name).and_then(Value::as_str)
+    }
+
+    /// A whole-number argument, if given.
+    pub fn int(&self, name: &str) -> Option<u64> {
+        self.0.get(name).and_then(Value::as_u64)
+    }
+
+    /// A boolean argument; absent is false.
+    pub fn flag(&self, name: &str) -> bool {
+        self.0.get(name).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    /// A list-of-strings argument, if given.
+    pub fn list(&self, name: &str) -> Option<Vec<&str>> {
+        self.0
+            .get(name)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+    }
+
+    /// Normalizes raw call arguments against a spec.
+    pub fn normalize(spec: &ToolSpec, raw: &Value) -> Result<Args, ToolError> {
+        let object = match raw {
+            Value::Null => Map::new(),
+            Value::Object(o) => o.clone(),
+            // Some models double-encode: the arguments arrive as a JSON string of an object.
+            Value::String(s) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(o)) => o,
+                Ok(Value::Null) => Map::new(),
+                _ if s.trim().is_empty() => Map::new(),
+                _ => return Err(not_an_object(spec)),
+            },
+            _ => return Err(not_an_object(spec)),
+        };
+
+        let mut out = Map::new();
+        let mut unknown = Vec::new();
+        // Canonical names first, so they win over an alias given alongside.
+        for (key, value) in &object {
+            if spec.params.iter().any(|p| p.name == key) {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+        for (key, value) in &object {
+            if spec.params.iter().any(|p| p.name == key) {
+                continue;
+            }
+            match spec
+                .params
+                .iter()
+                .find(|p| p.aliases.contains(&key.as_str()))
+            {
+                Some(p) => {
+                    out.entry(p.name.to_string())
+                        .or_insert_with(|| value.clone());
+                }
+                None => unknown.push(key.clone()),
+            }
+        }
+        if !unknown.is_empty() {
+            let names = unknown
+                .iter()
+                .map(|k| format!("\"{k}\""))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(ToolError::Args(format!(
+                "{} does not take {} {names}. It accepts: {}. Example: {} {}",
+                spec.name,
+                if unknown.len() == 1 {
+                    "the argument"
+                } else {
+                    "the arguments"
+                },
+                spec.accepted(),
+                spec.name,
+                spec.example
+            )));
+        }
+
+        let mut args = Map::new();
+        for p in spec.params {
+            let value = match out.remove(p.name) {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v),
+            };
+            match value {
+                Some(v) => {
+                    let v = coerce(p, v).map_err(|got| {
+                        ToolError::Args(format!(
+                            "{}: \"{}\" must be a {}, got {got}. Example: {} {}",
+                            spec.name,
+                            p.name,
+                            p.kind.describe(),
+                            spec.name,
+                            spec.example
+                        ))
+                    })?;
+                    args.insert(p.name.into(), v);
+                }
+                None if p.required => {
+                    return Err(ToolError::Args(format!(
+                        "{} needs \"{}\" ({}): {}. Example: {} {}",
+                        spec.name,
+                        p.name,
+                        p.kind.describe(),
+                        p.description,
+                        spec.name,
+                        spec.example
+                    )))
+                }
+                None => {}
+            }
+        }
+        Ok(Args(args))
+    }
+}
+
+fn not_an_object(spec: &ToolSpec) -> ToolError {
+    ToolError::Args(format!(
+        "{} arguments must be a JSON object, e.g. {} {}",
+        spec.name, spec.name, spec.example
+    ))
+}
+
+/// Converts a value to the parameter's kind where the intent is unambiguous ("120" for a
+/// number, "true" for a boolean); otherwise returns a description of what was sent.
+fn coerce(p: &Param, v: Value) -> Result<Value, String> {
+    let shown = || {
+        let s = v.to_string();
+        if s.chars().count() > 60 {
+            format!("{}…", s.chars().take(60).collect::<String>())
+        } else {
+            s
+        }
+    };
+    match p.kind {
+        Kind::String => match &v {
+            Value::String(_) => Ok(v),
+            Value::Number(n) => Ok(Value::String(n.to_string())),
+            Value::Bool(b) => Ok(Value::String(b.to_string())),
+            _ => Err(shown()),
+        },
+        Kind::Integer { min } => {
+            let n = match &v {
+                Value::Number(n) => n.as_u64().or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                        .map(|f| f as u64)
+                }),
+                Value::String(s) => s.trim().parse::<u64>().ok(),
+                _ => None,
+            };
+            match n {
+                Some(n) if n >= min => Ok(Value::from(n)),
+                Some(_) => Err(format!("{} (the smallest allowed is {min})", shown())),
+                None if is_negative(&v) => {
+                    Err(format!("{} (the smallest allowed is {min})", shown()))
+                }
+                None => Err(shown()),
+            }
+        }
+        Kind::Boolean => match &v {
+            Value::Bool(_) => Ok(v),
+            Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "yes" | "1" => Ok(Value::Bool(true)),
+                "false" | "no" | "0" => Ok(Value::Bool(false)),
+                _ => Err(shown()),
+            },
+            Value::Number(n) if n.as_u64() == Some(0) => Ok(Value::Bool(false)),
+            Value::Number(n) if n.as_u64() == Some(1) => Ok(Value::Bool(true)),
+            _ => Err(shown()),
+        },
+        Kind::StringList => match v {
+            Value::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        Value::String(s) => out.push(Value::String(s)),
+                        Value::Object(o) => out.push(Value::String(checklist_object_text(&o)?)),
+                        other => return Err(format!("a list holding {other}")),
+                    }
+                }
+                Ok(Value::Array(out))
+            }
+            Value::String(s) => Ok(Value::Array(
+                s.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| Value::String(l.to_string()))
+                    .collect(),
+            )),
+            _ => Err(shown()),
+        },
+    }
+}
+
+fn is_negative(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => {
+            n.as_i64().is_some_and(|i| i < 0) || n.as_f64().is_some_and(|f| f < 0.0)
+        }
+        Value::String(s) => s.trim().starts_with('-'),
+        _ => false,
+    }
+}
+
+/// Models often send checklist items as objects (`{"task": "…", "status": "done"}`); they are
+/// turned into the `[x] text` form the checklist keeps.
+fn checklist_object_text(o: &Map<String, Value>) -> Result<String, String> {
+    let text = ["text", "content", "task", "title", "item", "description"]
+        .iter()
+        .find_map(|k| o.get(*k).and_then(Value::as_str))
+        .ok_or_else(|| {
+            format!(
+                "an item without text: {} (give each item as a string, e.g. \"[ ] add the flag\")",
+                Value::Object(o.clone())
+            )
+        })?;
+    let done = match o
+        .get("done")
+        .or_else(|| o.get("completed"))
+        .or_else(|| o.get("checked"))
+    {
+        Some(Value::Bool(b)) => *b,
+        _ => matches!(
+            o.get("status")
+                .and_then(Value::as_str)
+                .map(str::to_ascii_lowercase)
+                .as_deref(),
+            Some("done" | "completed" | "complete" | "finished")
+        ),
+    };
+    Ok(format!("[{}] {text}", if done { "x" } else { " " }))
+}
+
+/// A successful tool result before the cap.
+#[derive(Debug)]
+pub struct Reply {
+    pub text: String,
+    /// Overrides the spec's `rest_hint` when the tool knows a sharper one (the exact next call).
+    pub rest_hint: Option<String>,
+}
+
+impl From<String> for Reply {
+    fn from(text: String) -> Reply {
+        Reply {
+            text,
+            rest_hint: None,
+        }
+    }
+}
+
+/// Why a call did not succeed. The Display text is exactly what the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("{0}")]
+    Path(#[from] PathError),
+    #[error("{0}")]
+    Args(String),
+    /// The tool looked and refused, with a message that says how to retry.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// What a caller gets back: the capped text and whether it is an error.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ToolResult {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// A tool: its spec and its behaviour. One file per tool under `tools/`.
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> &'static ToolSpec;
+    fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError>;
+}
+
+/// The set of tools offered to a caller.
+pub struct Registry {
+    tools: Vec<&'static dyn Tool>,
+}
+
+impl Registry {
+    /// The coding tool set (the spec's `ToolNames()`).
+    pub fn coding() -> Registry {
+        Registry {
+            tools: tools::CODING.to_vec(),
+        }
+    }
+
+    /// The specs of the offered tools, in a stable order.
+    pub fn specs(&self) -> impl Iterator<Item = &'static ToolSpec> + '_ {
+        self.tools.iter().map(|t| t.spec())
+    }
+
+    /// Runs one call and returns the capped result. Never panics on any input: a bug inside a
+    /// tool is turned into an error result so a long-running session keeps serving.
+    pub fn call(&self, ws: &mut Workspace, name: &str, raw_args: &Value) -> ToolResult {
+        let max = ws.config.max_tool_chars;
+        let Some(tool) = self.tools.iter().find(|t| t.spec().name == name) else {
+            return ToolResult {
+                text: cap(
+                    &self.unknown_tool(name),
+                    max,
+                    "ask for one of the tools listed",
+                ),
+                is_error: true,
+            };
+        };
+        let spec = tool.spec();
+        let outcome = Args::normalize(spec, raw_args).and_then(|args| {
+            catch_unwind(AssertUnwindSafe(|| tool.run(ws, &args))).unwrap_or_else(|_| {
+                Err(ToolError::Refused(format!(
+                    "internal error in {name} (a bug in slmcode, not in your call); try a different approach"
+                )))
+            })
+        });
+        match outcome {
+            Ok(reply) => ToolResult {
+                text: cap(
+                    &reply.text,
+                    max,
+                    reply.rest_hint.as_deref().unwrap_or(spec.rest_hint),
+                ),
+                is_error: false,
+            },
+            Err(e) => ToolResult {
+                text: cap(&e.to_string(), max, spec.rest_hint),
+                is_error: true,
+            },
+        }
+    }
+
+    fn unknown_tool(&self, name: &str) -> String {
+        let names: Vec<&str> = self.tools.iter().map(|t| t.spec().name).collect();
+        let close = names
+            .iter()
+            .map(|n| (strsim::jaro_winkler(n, name), *n))
+            .filter(|(s, _)| *s > 0.85)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, n)| format!(" Did you mean {n}?"))
+            .unwrap_or_default();
+        format!(
+            "unknown tool \"{name}\".{close} Available tools: {}",
+            names.join(", ")
+        )
+    }
+}
+
+/// The coding tool names (the spec's `workspace.ToolNames()`).
+pub fn tool_names() -> Vec<&'static str> {
+    tools::CODING.iter().map(|t| t.spec().name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    static SPEC: ToolSpec = ToolSpec {
+        name: "t",
+        description: "test",
+        params: &[
+            Param {
+                name: "path",
+                kind: Kind::String,
+                required: true,
+                description: "the file",
+                aliases: &["file_path", "filePath", "file"],
+            },
+            Param {
+                name: "offset",
+                kind: Kind::Integer { min: 1 },
+                required: false,
+                description: "first line",
+                aliases: &[],
+            },
+            Param {
+                name: "flag",
+                kind: Kind::Boolean,
+                required: false,
+                description: "a flag",
+                aliases: &[],
+            },
+        ],
+        example: "{\"path\":\"a.rs\"}",
+        read_only: true,
+        rest_hint: "",
+    };
+
+    #[test]
+    fn aliases_map_and_canonical_wins() {
+        let a = Args::normalize(&SPEC, &json!({"file_path": "x"})).unwrap();
+        assert_eq!(a.str("path"), Some("x"));
+        let a = Args::normalize(&SPEC, &json!({"file": "alias", "path": "canon"})).unwrap();
+        assert_eq!(a.str("path"), Some("canon"));
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_the_accepted_ones() {
+        let e = Args::normalize(&SPEC, &json!({"path": "x", "lines": 3}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"lines\""), "{e}");
+        assert!(
+            e.contains("path (string, required), offset (whole number)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn types_are_coerced_or_explained() {
+        let a =
+            Args::normalize(&SPEC, &json!({"path": "x", "offset": "12", "flag": "true"})).unwrap();
+        assert_eq!(a.int("offset"), Some(12));
+        assert!(a.flag("flag"));
+        let e = Args::normalize(&SPEC, &json!({"path": "x", "offset": "twelve"}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("\"offset\" must be a whole number, got \"twelve\""),
+            "{e}"
+        );
+        let e = Args::normalize(&SPEC, &json!({"path": "x", "offset": 0}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("smallest allowed is 1"), "{e}");
+        let e = Args::normalize(&SPEC, &json!({"path": ["a"]}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"path\" must be a string"), "{e}");
+    }
+
+    #[test]
+    fn missing_required_and_non_objects() {
+        let e = Args::normalize(&SPEC, &json!({})).unwrap_err().to_string();
+        assert!(e.contains("t needs \"path\""), "{e}");
+        assert!(Args::normalize(&SPEC, &json!("{\"path\":\"x\"}")).is_ok());
+        assert!(Args::normalize(&SPEC, &json!([1])).is_err());
+        assert!(Args::normalize(&SPEC, &json!({"path": "x", "offset": null})).is_ok());
+    }
+}

@@ -1,0 +1,172 @@
+//! git_status and git_diff: read-only views through the git binary.
+//!
+//! Run so that a hostile checkout cannot make them act: no pager, no external diff or textconv
+//! drivers, fsmonitor off, no optional index locks (status must not write), no prompts.
+
+use std::io::ErrorKind;
+use std::process::{Command, Stdio};
+
+use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::workspace::Workspace;
+
+pub struct GitStatusTool;
+pub struct GitDiffTool;
+
+static STATUS_SPEC: ToolSpec = ToolSpec {
+    name: "git_status",
+    description: "Show which files are modified, added, deleted or untracked (git status --short). Read-only.",
+    params: &[],
+    example: "{}",
+    read_only: true,
+    rest_hint: "Look at one directory with ws_list, or at one file's changes with git_diff {\"path\":…}.",
+};
+
+static DIFF_SPEC: ToolSpec = ToolSpec {
+    name: "git_diff",
+    description: "Show uncommitted changes as a unified diff (git diff). Pass path to see one file. Read-only.",
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::String,
+            required: false,
+            description: "only this file or directory (default: everything)",
+            aliases: &["file_path", "filePath", "file"],
+        },
+        Param {
+            name: "staged",
+            kind: Kind::Boolean,
+            required: false,
+            description: "show staged changes instead (git diff --cached)",
+            aliases: &["cached"],
+        },
+    ],
+    example: "{\"path\":\"src/main.rs\"}",
+    read_only: true,
+    rest_hint: "Pass a path to see one file: git_diff {\"path\":\"…\"}.",
+};
+
+impl Tool for GitStatusTool {
+    fn spec(&self) -> &'static ToolSpec {
+        &STATUS_SPEC
+    }
+
+    fn run(&self, ws: &mut Workspace, _args: &Args) -> Result<Reply, ToolError> {
+        let out = git(ws, &["status", "--short"])?;
+        if out.trim().is_empty() {
+            return Ok("(working tree clean: no changes and no untracked files)"
+                .to_string()
+                .into());
+        }
+        Ok(out.trim_end().to_string().into())
+    }
+}
+
+impl Tool for GitDiffTool {
+    fn spec(&self) -> &'static ToolSpec {
+        &DIFF_SPEC
+    }
+
+    fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
+        let path = match args.str("path") {
+            Some(p) if !p.trim().is_empty() => Some(ws.jail.parse(p)?),
+            _ => None,
+        };
+        let staged = args.flag("staged");
+        let mut argv = vec![
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--relative",
+        ];
+        if staged {
+            argv.push("--cached");
+        }
+        let pathspec;
+        if let Some(p) = &path {
+            pathspec = p.to_string();
+            argv.push("--");
+            argv.push(&pathspec);
+        }
+        let out = git(ws, &argv)?;
+        let what = if staged { "staged" } else { "unstaged" };
+        if out.trim().is_empty() {
+            return Ok(match &path {
+                Some(p) => format!("(no {what} changes in {p})"),
+                None => format!("(no {what} changes)"),
+            }
+            .into());
+        }
+        // When the diff will be cut, the steering text names the changed files, so the next
+        // call can ask for one of them.
+        let rest_hint = if out.chars().count() > ws.config.max_tool_chars && path.is_none() {
+            let mut names_argv = vec!["diff", "--name-only", "--relative"];
+            if staged {
+                names_argv.push("--cached");
+            }
+            let names = git(ws, &names_argv).unwrap_or_default();
+            let names: Vec<&str> = names.lines().take(20).collect();
+            Some(format!(
+                "Pass a path to see one file: git_diff {{\"path\":\"{}\"}}. Changed files: {}.",
+                names.first().copied().unwrap_or("…"),
+                names.join(", ")
+            ))
+        } else {
+            None
+        };
+        Ok(Reply {
+            text: out.trim_end().to_string(),
+            rest_hint,
+        })
+    }
+}
+
+/// Runs git in the workspace root with the hardening described above; an error result says
+/// clearly when git is missing or the root is not a repository.
+fn git(ws: &Workspace, argv: &[&str]) -> Result<String, ToolError> {
+    let output = Command::new("git")
+        .args([
+            "--no-pager",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.pager=cat",
+            "-c",
+            "color.ui=false",
+            "-c",
+            "diff.external=",
+        ])
+        .args(argv)
+        .current_dir(ws.jail.root())
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            if e.kind() == ErrorKind::NotFound {
+                ToolError::Refused(
+                    "git is not installed (no \"git\" on PATH), so git_status and git_diff are unavailable. See files with ws_list and ws_glob instead.".into(),
+                )
+            } else {
+                ToolError::Refused(format!("git could not be started: {e}"))
+            }
+        })?;
+    if output.status.success() {
+        return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("not a git repository") {
+        return Err(ToolError::Refused(
+            "not a git repository: the project root is not inside a git checkout, so there is no status or diff to show. See files with ws_list and ws_glob instead.".into(),
+        ));
+    }
+    Err(ToolError::Refused(format!(
+        "git {} failed: {}",
+        argv.first().copied().unwrap_or_default(),
+        stderr.trim()
+    )))
+}

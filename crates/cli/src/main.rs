@@ -1,0 +1,149 @@
+//! `slmcode`: the command line. `tool` runs one call, `session` runs many calls as JSON Lines
+//! with state carried between them, `tools` lists what a model is offered.
+
+mod session;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use slmcode_aci::{Config, Registry, Workspace};
+
+#[derive(Parser)]
+#[command(
+    name = "slmcode",
+    version,
+    about = "The tool layer that lets small local coding models land real edits"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one tool call and print exactly what a model would see (exit 1 when it is an error).
+    Tool {
+        /// Tool name, e.g. ws_read.
+        name: String,
+        /// Arguments as a JSON object, e.g. '{"path":"src/main.rs"}'.
+        #[arg(default_value = "{}")]
+        args: String,
+        /// Project root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// Read JSON Lines {"tool": NAME, "args": {...}} on stdin; write one JSON line per call.
+    /// State (what was read, the checklist) carries from line to line.
+    Session {
+        /// Project root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// List the tools with their descriptions and argument schemas.
+    Tools {
+        /// Print the list as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("slmcode: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Tool { name, args, root } => {
+            let args: serde_json::Value = serde_json::from_str(&args).with_context(|| {
+                format!("the arguments are not valid JSON: {args}\n  e.g. slmcode tool ws_read '{{\"path\":\"src/main.rs\"}}'")
+            })?;
+            let mut ws = open_workspace(root)?;
+            let result = Registry::coding().call(&mut ws, &name, &args);
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", result.text)?;
+            Ok(if result.is_error {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Session { root } => {
+            let mut ws = open_workspace(root)?;
+            session::run(
+                &Registry::coding(),
+                &mut ws,
+                std::io::stdin().lock(),
+                std::io::stdout().lock(),
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tools { json } => {
+            print_tools(json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Opens the project root with its config; config warnings go to stderr, never into a result.
+fn open_workspace(root: Option<PathBuf>) -> Result<Workspace> {
+    let root = match root {
+        Some(r) => r,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    if !root.is_dir() {
+        bail!(
+            "project root {} is not a directory (pass --root DIR)",
+            root.display()
+        );
+    }
+    let jail = slmcode_aci::path::Jail::open(&root)
+        .with_context(|| format!("cannot open project root {}", root.display()))?;
+    let (config, warnings) = Config::load(&jail, std::env::vars())?;
+    for w in warnings {
+        eprintln!("slmcode: warning: {w}");
+    }
+    Ok(Workspace::new(jail, config))
+}
+
+fn print_tools(json: bool) -> Result<()> {
+    let registry = Registry::coding();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let list: Vec<serde_json::Value> = registry
+            .specs()
+            .map(|s| {
+                serde_json::json!({
+                    "name": s.name,
+                    "description": s.description,
+                    "parameters": s.schema(),
+                    "read_only": s.read_only,
+                })
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        return Ok(());
+    }
+    for spec in registry.specs() {
+        writeln!(out, "{}\n  {}", spec.name, spec.description)?;
+        for p in spec.params {
+            writeln!(
+                out,
+                "    {}{}: {}",
+                p.name,
+                if p.required { " (required)" } else { "" },
+                p.description
+            )?;
+        }
+        writeln!(out, "  e.g. slmcode tool {} '{}'", spec.name, spec.example)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! `slmcode session`: JSON Lines in, JSON Lines out, one workspace for the whole stream. This
+//! is how scripts, replays and benchmarks drive the tools with session state intact.
+
+use std::io::{BufRead, Write};
+
+use serde_json::{json, Value};
+use slmcode_aci::{Registry, Workspace};
+
+/// Answers every line of `input` on `output`. A malformed line gets an error line and the
+/// session goes on; only an I/O failure on the streams ends it.
+pub fn run(
+    registry: &Registry,
+    ws: &mut Workspace,
+    mut input: impl BufRead,
+    mut output: impl Write,
+) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    let mut number = 0usize;
+    loop {
+        buf.clear();
+        if input.read_until(b'\n', &mut buf)? == 0 {
+            return Ok(());
+        }
+        number += 1;
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let reply = match parse_line(line) {
+            Ok((tool, args)) => {
+                let result = registry.call(ws, &tool, &args);
+                json!({"tool": tool, "is_error": result.is_error, "text": result.text})
+            }
+            Err(why) => json!({
+                "tool": Value::Null,
+                "is_error": true,
+                "text": format!("line {number}: {why}. Send one JSON object a line: {{\"tool\": \"ws_read\", \"args\": {{\"path\": \"src/main.rs\"}}}}"),
+            }),
+        };
+        serde_json::to_writer(&mut output, &reply)?;
+        output.write_all(b"\n")?;
+        output.flush()?;
+    }
+}
+
+/// Splits a line into the tool name and its arguments (`args`, or `arguments` as an alias).
+fn parse_line(line: &str) -> Result<(String, Value), String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON ({e})"))?;
+    let Value::Object(mut object) = value else {
+        return Err("not a JSON object".to_string());
+    };
+    let tool = match object.remove("tool").or_else(|| object.remove("name")) {
+        Some(Value::String(t)) => t,
+        Some(_) => return Err("\"tool\" must be a string".to_string()),
+        None => return Err("missing \"tool\"".to_string()),
+    };
+    let args = object
+        .remove("args")
+        .or_else(|| object.remove("arguments"))
+        .unwrap_or(Value::Null);
+    Ok((tool, args))
+}
