@@ -159,7 +159,7 @@ fn git(ws: &Workspace, argv: &[&str]) -> Result<String, ToolError> {
         return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    if stderr.contains("not a git repository") {
+    if stderr.to_ascii_lowercase().contains("not a git repository") {
         return Err(ToolError::Refused(
             "not a git repository: the project root is not inside a git checkout, so there is no status or diff to show. See files with ws_list and ws_glob instead.".into(),
         ));

@@ -1,0 +1,156 @@
+//! Shared helpers for the behaviour tests: they drive the real `slmcode` binary.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The binary under test, built by cargo for this test run.
+pub fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_slmcode"));
+    // Tests must not pick up limits from the developer's environment.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SLMCODE_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd
+}
+
+/// A scratch project directory, removed when dropped.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+impl Project {
+    pub fn new() -> Project {
+        Project {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Writes a file, creating parent directories.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> &Project {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(p, content).expect("write");
+        self
+    }
+
+    pub fn mkdir(&self, rel: &str) -> &Project {
+        std::fs::create_dir_all(self.path(rel)).expect("mkdir");
+        self
+    }
+
+    pub fn symlink(&self, target: impl AsRef<Path>, link: &str) -> &Project {
+        std::os::unix::fs::symlink(target, self.path(link)).expect("symlink");
+        self
+    }
+
+    /// `slmcode tool NAME ARGS --root ROOT`: (stdout text, is_error from the exit status).
+    pub fn tool(&self, name: &str, args: &str) -> (String, bool) {
+        self.tool_env(name, args, &[])
+    }
+
+    pub fn tool_env(&self, name: &str, args: &str, env: &[(&str, &str)]) -> (String, bool) {
+        let out = self.run_tool(name, args, env);
+        let code = out.status.code();
+        assert!(
+            code == Some(0) || code == Some(1),
+            "unexpected exit {code:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).expect("utf-8 output");
+        let text = text.strip_suffix('\n').unwrap_or(&text).to_string();
+        (text, code == Some(1))
+    }
+
+    pub fn run_tool(&self, name: &str, args: &str, env: &[(&str, &str)]) -> Output {
+        let mut cmd = bin();
+        cmd.arg("tool")
+            .arg(name)
+            .arg(args)
+            .arg("--root")
+            .arg(self.root());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("run slmcode")
+    }
+
+    /// A successful call's text; fails the test if the tool reported an error.
+    pub fn ok(&self, name: &str, args: &str) -> String {
+        let (text, err) = self.tool(name, args);
+        assert!(!err, "{name} {args} failed: {text}");
+        text
+    }
+
+    /// A failing call's text; fails the test if the tool succeeded.
+    pub fn err(&self, name: &str, args: &str) -> String {
+        let (text, err) = self.tool(name, args);
+        assert!(err, "{name} {args} should have failed: {text}");
+        text
+    }
+
+    /// Feeds `input` to `slmcode session` and parses every output line.
+    pub fn session(&self, input: &str) -> Vec<Value> {
+        let mut child = bin()
+            .arg("session")
+            .arg("--root")
+            .arg(self.root())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn session");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let input = input.to_string();
+        let writer = std::thread::spawn(move || {
+            stdin.write_all(input.as_bytes()).expect("write stdin");
+        });
+        let out = child.wait_with_output().expect("session output");
+        writer.join().expect("writer");
+        assert!(
+            out.status.success(),
+            "session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("each output line is JSON"))
+            .collect()
+    }
+}
+
+/// Runs git in the project, failing the test if it fails.
+pub fn git(root: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("git");
+    assert!(st.success(), "git {args:?} failed");
+}
