@@ -271,6 +271,14 @@ impl Jail {
         RelPath::parse(given, &self.root)
     }
 
+    /// An optional directory argument: absent or blank means the project root.
+    pub fn parse_or_root(&self, given: Option<&str>) -> Result<RelPath, PathError> {
+        match given {
+            Some(p) if !p.trim().is_empty() => self.parse(p),
+            _ => Ok(RelPath::root()),
+        }
+    }
+
     /// Opens a file for reading, beneath the root. Non-blocking, so a FIFO planted in the tree
     /// cannot hang the call; callers check the opened handle's metadata for what it is.
     pub fn open_file(&self, path: &RelPath) -> Result<File, PathError> {

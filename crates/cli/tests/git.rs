@@ -80,26 +80,12 @@ fn outside_a_repository_is_explained() {
     let p = Project::new();
     p.write("a.txt", "x\n");
     // A ceiling keeps git from finding a repository above the temp dir.
-    let (msg, err) = p.tool_env(
-        "git_status",
-        "{}",
-        &[(
-            "GIT_CEILING_DIRECTORIES",
-            p.root().parent().unwrap().to_str().unwrap(),
-        )],
-    );
-    assert!(err);
-    assert!(msg.starts_with("not a git repository"), "{msg}");
-    let (msg, err) = p.tool_env(
-        "git_diff",
-        "{}",
-        &[(
-            "GIT_CEILING_DIRECTORIES",
-            p.root().parent().unwrap().to_str().unwrap(),
-        )],
-    );
-    assert!(err);
-    assert!(msg.starts_with("not a git repository"), "{msg}");
+    let ceiling = p.root().parent().unwrap().to_str().unwrap();
+    for tool in ["git_status", "git_diff"] {
+        let (msg, err) = p.tool_env(tool, "{}", &[("GIT_CEILING_DIRECTORIES", ceiling)]);
+        assert!(err, "{tool}");
+        assert!(msg.starts_with("not a git repository"), "{tool}: {msg}");
+    }
 }
 
 #[test]

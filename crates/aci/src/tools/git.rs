@@ -67,10 +67,7 @@ impl Tool for GitDiffTool {
     }
 
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
-        let path = match args.str("path") {
-            Some(p) if !p.trim().is_empty() => Some(ws.jail.parse(p)?),
-            _ => None,
-        };
+        let path = Some(ws.jail.parse_or_root(args.str("path"))?).filter(|p| !p.is_root());
         let staged = args.flag("staged");
         let mut argv = vec![
             "diff",

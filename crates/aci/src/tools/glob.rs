@@ -48,11 +48,7 @@ impl Tool for GlobTool {
 
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
         let raw = args.str("pattern").unwrap_or_default().trim();
-        let base = match args.str("path") {
-            None => RelPath::root(),
-            Some(p) if p.trim().is_empty() => RelPath::root(),
-            Some(p) => ws.jail.parse(p)?,
-        };
+        let base = ws.jail.parse_or_root(args.str("path"))?;
         let pattern = clean_pattern(raw)?;
         let matcher = GlobBuilder::new(&pattern)
             .literal_separator(true)

@@ -81,11 +81,7 @@ impl Tool for GrepTool {
                 "pattern is empty. Send the text or regular expression to look for, e.g. {\"pattern\":\"fn main\"}.".into(),
             ));
         }
-        let base = match args.str("path") {
-            None => RelPath::root(),
-            Some(p) if p.trim().is_empty() => RelPath::root(),
-            Some(p) => ws.jail.parse(p)?,
-        };
+        let base = ws.jail.parse_or_root(args.str("path"))?;
         let glob = args.str("glob").map(str::trim).filter(|g| !g.is_empty());
         let (matcher, literal_note) = build_matcher(pattern, args.flag("case_insensitive"))?;
 

@@ -1,7 +1,7 @@
 //! ws_list: one directory's entries, sorted, directories marked with `/`, `.git` skipped.
 //! Never an empty string: an empty or missing directory is said in words.
 
-use crate::path::{PathError, RelPath};
+use crate::path::PathError;
 use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::workspace::Workspace;
@@ -29,11 +29,7 @@ impl Tool for ListTool {
     }
 
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
-        let path = match args.str("path") {
-            None => RelPath::root(),
-            Some(p) if p.trim().is_empty() => RelPath::root(),
-            Some(p) => ws.jail.parse(p)?,
-        };
+        let path = ws.jail.parse_or_root(args.str("path"))?;
         let entries = match ws.jail.read_dir(&path) {
             Ok(entries) => entries,
             Err(e) => {
