@@ -135,7 +135,11 @@ fn at_most_50_hits_and_the_search_stops() {
     let hits = text.lines().filter(|l| l.contains(":hit ")).count();
     assert_eq!(hits, 50, "{text}");
     assert!(
-        text.contains("[stopped at 50 matches (the cap) — there are more. Narrow with glob="),
+        text.contains("[stopped at 50 matches (the cap) after searching "),
+        "{text}"
+    );
+    assert!(
+        text.contains(" files — there are more. Narrow with glob="),
         "{text}"
     );
     // Exactly 50 matches is not "more".
@@ -144,6 +148,23 @@ fn at_most_50_hits_and_the_search_stops() {
     p.write("one.txt", body);
     let text = p.ok("ws_grep", r#"{"pattern":"hit"}"#);
     assert!(text.ends_with("(50 matches in 1 file)"), "{text}");
+}
+
+#[test]
+fn a_capped_search_stops_early() {
+    let p = Project::new();
+    for f in 0..2000 {
+        p.write(&format!("d{}/f{f:04}.txt", f % 20), "match here\n");
+    }
+    let text = p.ok("ws_grep", r#"{"pattern":"match"}"#);
+    let searched: usize = text
+        .split("after searching ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {text}"));
+    // One hit a file: the walk quits soon after the 50th, far short of all 2,000 files.
+    assert!((50..1000).contains(&searched), "searched {searched} files");
 }
 
 #[test]

@@ -154,7 +154,8 @@ impl Tool for GrepTool {
         }
         if found.more {
             out.push_str(&format!(
-                "[stopped at {MAX_GREP_HITS} matches (the cap) — there are more. Narrow with glob= (e.g. \"*.rs\") or path= (a directory), or make the pattern more specific]"
+                "[stopped at {MAX_GREP_HITS} matches (the cap) after searching {} files — there are more. Narrow with glob= (e.g. \"*.rs\") or path= (a directory), or make the pattern more specific]",
+                found.files
             ));
         } else {
             out.push_str(&format!(
