@@ -10,6 +10,17 @@ pub const MIN_MAX_TOOL_CHARS: usize = 500;
 /// boundaries where one is near, with a marker counting what was left out in the middle, and
 /// the result ends with steering text naming the total size and `how_to_get_rest` — the call
 /// that fetches what was dropped. The returned text never exceeds `max_chars`.
+///
+/// ```
+/// use slmcode_aci::output::cap;
+///
+/// let long: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+/// let out = cap(&long, 600, "Narrow with glob=.");
+/// assert!(out.chars().count() <= 600);
+/// assert!(out.starts_with("line 0\n"));
+/// assert!(out.ends_with("Narrow with glob=.]"));
+/// assert_eq!(cap("short", 600, "unused"), "short");
+/// ```
 pub fn cap(text: &str, max_chars: usize, how_to_get_rest: &str) -> String {
     let total = text.chars().count();
     if total <= max_chars {

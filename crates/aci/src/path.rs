@@ -67,6 +67,17 @@ impl RelPath {
 
     /// Checks the text a caller sent. `root` lets an absolute path that lies inside the project
     /// be answered with its relative form, which a model can resend verbatim.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use slmcode_aci::path::RelPath;
+    ///
+    /// let root = Path::new("/work/proj");
+    /// assert_eq!(RelPath::parse("./src//main.rs", root).unwrap().as_str(), "src/main.rs");
+    /// let refusal = RelPath::parse("/work/proj/src/main.rs", root).unwrap_err().to_string();
+    /// assert!(refusal.contains(r#"send "src/main.rs""#));
+    /// assert!(RelPath::parse("../etc/passwd", root).is_err());
+    /// ```
     pub fn parse(given: &str, root: &Path) -> Result<RelPath, PathError> {
         if given.contains('\0') {
             return Err(PathError::Nul);

@@ -420,6 +420,19 @@ impl Registry {
 
     /// Runs one call and returns the capped result. Never panics on any input: a bug inside a
     /// tool is turned into an error result so a long-running session keeps serving.
+    ///
+    /// ```
+    /// use slmcode_aci::{Config, Registry, Workspace};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    /// let mut ws = Workspace::open(dir.path(), Config::default()).unwrap();
+    /// let registry = Registry::coding();
+    /// let read = registry.call(&mut ws, "ws_read", &serde_json::json!({"file_path": "a.txt"}));
+    /// assert_eq!(read.text, "     1|hello");
+    /// let missing = registry.call(&mut ws, "ws_read", &serde_json::json!({"path": "b.txt"}));
+    /// assert!(missing.is_error);
+    /// ```
     pub fn call(&self, ws: &mut Workspace, name: &str, raw_args: &Value) -> ToolResult {
         let max = ws.config.max_tool_chars;
         let Some(tool) = self.tools.iter().find(|t| t.spec().name == name) else {

@@ -61,3 +61,30 @@ fn parse_line(line: &str) -> Result<(String, Value), String> {
         .unwrap_or(Value::Null);
     Ok((tool, args))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_take_tool_and_args_or_their_aliases() {
+        let (t, a) = parse_line(r#"{"tool":"ws_read","args":{"path":"a"}}"#).unwrap();
+        assert_eq!((t.as_str(), a["path"].as_str()), ("ws_read", Some("a")));
+        let (t, a) = parse_line(r#"{"name":"ws_list","arguments":{}}"#).unwrap();
+        assert_eq!(t, "ws_list");
+        assert!(a.is_object());
+        let (_, a) = parse_line(r#"{"tool":"git_status"}"#).unwrap();
+        assert!(a.is_null());
+    }
+
+    #[test]
+    fn malformed_lines_say_what_is_wrong() {
+        assert!(parse_line("{").unwrap_err().starts_with("not valid JSON"));
+        assert_eq!(parse_line("3").unwrap_err(), "not a JSON object");
+        assert_eq!(parse_line("{}").unwrap_err(), "missing \"tool\"");
+        assert_eq!(
+            parse_line(r#"{"tool":1}"#).unwrap_err(),
+            "\"tool\" must be a string"
+        );
+    }
+}
