@@ -11,7 +11,30 @@ use crate::path::{Jail, PathError, RelPath};
 /// The project config file, relative to the root.
 pub const CONFIG_PATH: &str = ".slmcode/config.yaml";
 
-/// The limits the tools run under.
+/// What a write does: the permission mode of the one mutation path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PermissionMode {
+    /// Writes go to disk.
+    #[default]
+    Auto,
+    /// Writes are reported (with a diff) and nothing is written.
+    DryRun,
+    /// Writes are staged under `.slmcode/pending/` for `slmcode pending apply`.
+    Review,
+}
+
+impl PermissionMode {
+    fn parse(s: &str) -> Option<PermissionMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(PermissionMode::Auto),
+            "dry-run" | "dry_run" | "dryrun" => Some(PermissionMode::DryRun),
+            "review" => Some(PermissionMode::Review),
+            _ => None,
+        }
+    }
+}
+
+/// The limits and switches the tools run under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// Every result is capped at this many characters (~4 chars a token).
@@ -20,6 +43,12 @@ pub struct Config {
     pub read_window_lines: usize,
     /// The model's context window in tokens; one ws_read may use about 15% of it.
     pub context_window: usize,
+    /// Editing or overwriting a file needs a ws_read of it in this session.
+    pub read_before_edit: bool,
+    /// An edit or patch that replaces most of a file is refused in favour of ws_write.
+    pub over_edit_guard: bool,
+    /// auto, dry-run or review.
+    pub permission_mode: PermissionMode,
 }
 
 impl Default for Config {
@@ -28,38 +57,114 @@ impl Default for Config {
             max_tool_chars: 8000,
             read_window_lines: 120,
             context_window: 8192,
+            read_before_edit: true,
+            over_edit_guard: true,
+            permission_mode: PermissionMode::Auto,
         }
     }
 }
 
-/// One key: its name, the smallest value that makes sense, and where it lives in [`Config`].
+/// How a key's value is read and where it goes.
+enum Slot {
+    Count {
+        min: usize,
+        max: usize,
+        field: fn(&mut Config) -> &mut usize,
+    },
+    Flag(fn(&mut Config) -> &mut bool),
+    Mode,
+}
+
 struct Key {
     name: &'static str,
-    min: usize,
-    max: usize,
-    field: fn(&mut Config) -> &mut usize,
+    slot: Slot,
 }
 
 const KEYS: &[Key] = &[
     Key {
         name: "max_tool_chars",
-        min: MIN_MAX_TOOL_CHARS,
-        max: 10_000_000,
-        field: |c| &mut c.max_tool_chars,
+        slot: Slot::Count {
+            min: MIN_MAX_TOOL_CHARS,
+            max: 10_000_000,
+            field: |c| &mut c.max_tool_chars,
+        },
     },
     Key {
         name: "read_window_lines",
-        min: 1,
-        max: 100_000,
-        field: |c| &mut c.read_window_lines,
+        slot: Slot::Count {
+            min: 1,
+            max: 100_000,
+            field: |c| &mut c.read_window_lines,
+        },
     },
     Key {
         name: "context_window",
-        min: 512,
-        max: 100_000_000,
-        field: |c| &mut c.context_window,
+        slot: Slot::Count {
+            min: 512,
+            max: 100_000_000,
+            field: |c| &mut c.context_window,
+        },
+    },
+    Key {
+        name: "read_before_edit",
+        slot: Slot::Flag(|c| &mut c.read_before_edit),
+    },
+    Key {
+        name: "over_edit_guard",
+        slot: Slot::Flag(|c| &mut c.over_edit_guard),
+    },
+    Key {
+        name: "permission_mode",
+        slot: Slot::Mode,
     },
 ];
+
+impl Key {
+    /// Sets this key from a YAML value; environment values arrive as strings and are read the
+    /// same way.
+    fn apply(
+        &self,
+        config: &mut Config,
+        value: &serde_json::Value,
+        source: &str,
+    ) -> Result<(), ConfigError> {
+        let text = value.as_str().map(str::trim);
+        let bad = |expected: String| ConfigError::Value {
+            source_name: source.to_string(),
+            key: self.name,
+            expected,
+            got: value.to_string(),
+        };
+        match &self.slot {
+            Slot::Count { min, max, field } => {
+                let n = value
+                    .as_u64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .or_else(|| text.and_then(|t| t.parse().ok()))
+                    .filter(|n| (*min..=*max).contains(n))
+                    .ok_or_else(|| bad(format!("a whole number from {min} to {max}")))?;
+                *field(config) = n;
+            }
+            Slot::Flag(field) => {
+                let b = value
+                    .as_bool()
+                    .or_else(|| match text.map(str::to_ascii_lowercase).as_deref() {
+                        Some("true" | "yes" | "on" | "1") => Some(true),
+                        Some("false" | "no" | "off" | "0") => Some(false),
+                        _ => None,
+                    })
+                    .ok_or_else(|| bad("true or false".to_string()))?;
+                *field(config) = b;
+            }
+            Slot::Mode => {
+                config.permission_mode = text
+                    .and_then(PermissionMode::parse)
+                    .ok_or_else(|| bad("one of auto, dry-run, review".to_string()))?;
+            }
+        }
+        Ok(())
+    }
+}
 
 /// A config that cannot be used as written.
 #[derive(Debug, thiserror::Error)]
@@ -72,12 +177,11 @@ pub enum ConfigError {
     Yaml(String),
     #[error("{CONFIG_PATH} must be a mapping of keys to values (e.g. \"max_tool_chars: 8000\")")]
     NotAMapping,
-    #[error("{source_name}: {key} must be a whole number from {min} to {max}, got {got}")]
+    #[error("{source_name}: {key} must be {expected}, got {got}")]
     Value {
         source_name: String,
         key: &'static str,
-        min: usize,
-        max: usize,
+        expected: String,
         got: String,
     },
 }
@@ -121,20 +225,7 @@ impl Config {
         };
         for (name, value) in map {
             match KEYS.iter().find(|k| k.name == name) {
-                Some(key) => {
-                    let n = value
-                        .as_u64()
-                        .and_then(|n| usize::try_from(n).ok())
-                        .filter(|n| (key.min..=key.max).contains(n))
-                        .ok_or_else(|| ConfigError::Value {
-                            source_name: CONFIG_PATH.to_string(),
-                            key: key.name,
-                            min: key.min,
-                            max: key.max,
-                            got: value.to_string(),
-                        })?;
-                    *(key.field)(self) = n;
-                }
+                Some(key) => key.apply(self, &value, CONFIG_PATH)?,
                 None => warnings.push(format!(
                     "{CONFIG_PATH}: unknown key `{name}` is ignored (known keys: {})",
                     Config::known_keys().join(", ")
@@ -155,22 +246,9 @@ impl Config {
                 continue;
             };
             let name = name.to_ascii_lowercase();
-            let Some(key) = KEYS.iter().find(|k| k.name == name) else {
-                continue;
-            };
-            let n = raw
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| (key.min..=key.max).contains(n))
-                .ok_or_else(|| ConfigError::Value {
-                    source_name: var.clone(),
-                    key: key.name,
-                    min: key.min,
-                    max: key.max,
-                    got: format!("{raw:?}"),
-                })?;
-            *(key.field)(self) = n;
+            if let Some(key) = KEYS.iter().find(|k| k.name == name) {
+                key.apply(self, &serde_json::Value::String(raw), &var)?;
+            }
         }
         Ok(())
     }
@@ -258,6 +336,39 @@ mod tests {
             .to_string();
         assert!(
             e.starts_with("SLMCODE_MAX_TOOL_CHARS: max_tool_chars"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn switches_and_mode() {
+        let mut c = Config::default();
+        c.apply_yaml(
+            "read_before_edit: false
+permission_mode: dry-run
+",
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert!(!c.read_before_edit);
+        assert_eq!(c.permission_mode, PermissionMode::DryRun);
+        c.apply_env([
+            ("SLMCODE_PERMISSION_MODE".to_string(), "review".to_string()),
+            ("SLMCODE_OVER_EDIT_GUARD".to_string(), "off".to_string()),
+        ])
+        .unwrap();
+        assert_eq!(c.permission_mode, PermissionMode::Review);
+        assert!(!c.over_edit_guard);
+        let e = c
+            .apply_yaml(
+                "permission_mode: yolo
+",
+                &mut Vec::new(),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("permission_mode must be one of auto, dry-run, review"),
             "{e}"
         );
     }

@@ -5,10 +5,15 @@
 //! the same [`Registry`] over a [`Workspace`].
 
 pub mod config;
+pub mod matching;
+pub mod mutation;
 pub mod output;
+pub mod patch;
 pub mod path;
+pub mod pending;
 pub mod registry;
 mod suggest;
+pub mod text;
 pub mod tools;
 mod walk;
 pub mod workspace;

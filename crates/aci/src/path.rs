@@ -205,6 +205,11 @@ impl RelPath {
         }
     }
 
+    /// The components, in order.
+    pub fn components(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/').filter(|c| !c.is_empty())
+    }
+
     /// True when some component starts with a dot (`.github/ci.yml`), which turns on hidden
     /// files for walks that would otherwise skip them.
     pub fn has_hidden_component(&self) -> bool {
@@ -303,6 +308,25 @@ impl Jail {
     /// Follows symlinks, beneath the root.
     pub fn metadata(&self, path: &RelPath) -> Result<Metadata, PathError> {
         self.beneath(path, |dir, p| dir.metadata(p))
+    }
+
+    /// Does not follow a final symlink, beneath the root.
+    pub fn symlink_metadata(&self, path: &RelPath) -> Result<Metadata, PathError> {
+        self.beneath(path, |dir, p| dir.symlink_metadata(p))
+    }
+
+    /// Opens a directory as a capability of its own, beneath the root: the mutation path writes
+    /// through it, so a name inside it cannot lead anywhere else.
+    pub fn open_dir(&self, path: &RelPath) -> Result<Dir, PathError> {
+        self.beneath(path, |dir, p| dir.open_dir(p))
+    }
+
+    /// Creates a directory and its parents, beneath the root.
+    pub fn create_dir_all(&self, path: &RelPath) -> Result<(), PathError> {
+        if path.is_root() {
+            return Ok(());
+        }
+        self.beneath(path, |dir, p| dir.create_dir_all(p))
     }
 
     /// Reads a directory, beneath the root.

@@ -70,6 +70,9 @@ pub struct ToolSpec {
     pub read_only: bool,
     /// Appended when a result is truncated: how to get what was cut.
     pub rest_hint: &'static str,
+    /// When true, unknown argument names reach the tool (in [`Args::unknown`]) instead of
+    /// being refused by the registry, because the tool's own refusal says more.
+    pub passes_unknown_args: bool,
 }
 
 impl ToolSpec {
@@ -118,7 +121,7 @@ impl ToolSpec {
 
 /// Arguments after normalization: canonical names only, values of the declared kinds.
 #[derive(Debug, Default)]
-pub struct Args(Map<String, Value>);
+pub struct Args(Map<String, Value>, Vec<String>);
 
 impl Args {
     /// A string argument, if given.
@@ -142,6 +145,11 @@ impl Args {
             .get(name)
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
+    }
+
+    /// Argument names the spec does not know (only for specs that pass them on).
+    pub fn unknown(&self) -> &[String] {
+        &self.1
     }
 
     /// Normalizes raw call arguments against a spec.
@@ -183,24 +191,8 @@ impl Args {
                 None => unknown.push(key.clone()),
             }
         }
-        if !unknown.is_empty() {
-            let names = unknown
-                .iter()
-                .map(|k| format!("\"{k}\""))
-                .collect::<Vec<_>>()
-                .join(", ");
-            return Err(ToolError::Args(format!(
-                "{} does not take {} {names}. It accepts: {}. Example: {} {}",
-                spec.name,
-                if unknown.len() == 1 {
-                    "the argument"
-                } else {
-                    "the arguments"
-                },
-                spec.accepted(),
-                spec.name,
-                spec.example
-            )));
+        if !unknown.is_empty() && !spec.passes_unknown_args {
+            return Err(unknown_args_error(spec, &unknown));
         }
 
         let mut args = Map::new();
@@ -237,8 +229,29 @@ impl Args {
                 None => {}
             }
         }
-        Ok(Args(args))
+        Ok(Args(args, unknown))
     }
+}
+
+/// The refusal for argument names a tool does not take: names them and the accepted ones.
+pub fn unknown_args_error(spec: &ToolSpec, unknown: &[String]) -> ToolError {
+    let names = unknown
+        .iter()
+        .map(|k| format!("\"{k}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    ToolError::Args(format!(
+        "{} does not take {} {names}. It accepts: {}. Example: {} {}",
+        spec.name,
+        if unknown.len() == 1 {
+            "the argument"
+        } else {
+            "the arguments"
+        },
+        spec.accepted(),
+        spec.name,
+        spec.example
+    ))
 }
 
 fn not_an_object(spec: &ToolSpec) -> ToolError {
@@ -524,6 +537,7 @@ mod tests {
         example: "{\"path\":\"a.rs\"}",
         read_only: true,
         rest_hint: "",
+        passes_unknown_args: false,
     };
 
     #[test]

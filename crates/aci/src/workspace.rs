@@ -18,6 +18,16 @@ pub struct ReadRecord {
     pub len: u64,
 }
 
+/// The read-before-edit state of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// Read in this session, and unchanged on disk since.
+    Fresh,
+    NeverRead,
+    /// Read, but the bytes on disk differ from what was read.
+    Changed,
+}
+
 /// One checklist item of ws_todo.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TodoItem {
@@ -38,6 +48,19 @@ impl Session {
     /// Notes that `path` (already resolved through the jail) was read with this content.
     pub fn record_read(&mut self, resolved: RelPath, record: ReadRecord) {
         self.reads.insert(resolved, record);
+    }
+
+    /// Whether the session's last read of `resolved` still matches `current` on disk.
+    pub fn freshness(&self, resolved: &RelPath, current: &[u8]) -> Freshness {
+        match self.reads.get(resolved) {
+            None => Freshness::NeverRead,
+            Some(r)
+                if r.len == current.len() as u64 && r.hash == *blake3::hash(current).as_bytes() =>
+            {
+                Freshness::Fresh
+            }
+            Some(_) => Freshness::Changed,
+        }
     }
 
     /// What this session last read of `resolved`, if anything.

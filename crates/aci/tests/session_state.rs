@@ -50,6 +50,9 @@ fn tool_names_is_the_coding_set() {
         slmcode_aci::tool_names(),
         [
             "ws_read",
+            "ws_write",
+            "ws_edit",
+            "ws_patch",
             "ws_list",
             "ws_glob",
             "ws_grep",

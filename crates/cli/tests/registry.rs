@@ -18,6 +18,9 @@ fn tools_lists_the_coding_set_with_schemas() {
         names,
         [
             "ws_read",
+            "ws_write",
+            "ws_edit",
+            "ws_patch",
             "ws_list",
             "ws_glob",
             "ws_grep",

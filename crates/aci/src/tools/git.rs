@@ -18,6 +18,7 @@ static STATUS_SPEC: ToolSpec = ToolSpec {
     params: &[],
     example: "{}",
     read_only: true,
+    passes_unknown_args: false,
     rest_hint: "Look at one directory with ws_list, or at one file's changes with git_diff {\"path\":…}.",
 };
 
@@ -42,6 +43,7 @@ static DIFF_SPEC: ToolSpec = ToolSpec {
     ],
     example: "{\"path\":\"src/main.rs\"}",
     read_only: true,
+    passes_unknown_args: false,
     rest_hint: "Pass a path to see one file: git_diff {\"path\":\"…\"}.",
 };
 

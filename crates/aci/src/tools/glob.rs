@@ -38,6 +38,7 @@ static SPEC: ToolSpec = ToolSpec {
     ],
     example: "{\"pattern\":\"**/*.rs\"}",
     read_only: true,
+    passes_unknown_args: false,
     rest_hint: "Narrow the pattern (e.g. \"src/**/*.rs\") or pass path= to search one directory.",
 };
 

@@ -60,6 +60,7 @@ static SPEC: ToolSpec = ToolSpec {
     ],
     example: "{\"pattern\":\"fn main\",\"glob\":\"*.rs\"}",
     read_only: true,
+    passes_unknown_args: false,
     rest_hint: "Narrow the search with glob= (e.g. \"*.rs\") or path= (a directory).",
 };
 

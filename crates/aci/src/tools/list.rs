@@ -20,6 +20,7 @@ static SPEC: ToolSpec = ToolSpec {
     }],
     example: "{\"path\":\"src\"}",
     read_only: true,
+    passes_unknown_args: false,
     rest_hint: "List a subdirectory with ws_list {\"path\":…}, or find files by name with ws_glob.",
 };
 

@@ -1,24 +1,33 @@
 //! One file per tool. The registry offers them in this order.
 
+mod edit;
 mod git;
 mod glob;
 mod grep;
 mod list;
+mod patch;
 mod read;
 mod todo;
+mod write;
 
+pub use edit::{EditTool, GUTTER_NOTE, OVER_EDIT_MIN_BYTES, OVER_EDIT_SHARE};
 pub use git::{GitDiffTool, GitStatusTool};
 pub use glob::{GlobTool, MAX_GLOB_HITS};
 pub use grep::{GrepTool, MAX_GREP_HITS};
 pub use list::ListTool;
+pub use patch::{PatchTool, ANCHOR_WINDOW_LINES};
 pub use read::{ReadTool, MAX_LINE_CHARS};
 pub use todo::{TodoTool, MAX_TODO_CHARS, MAX_TODO_ITEMS};
+pub use write::{WriteTool, SHRINK_GUARD_MIN_BYTES};
 
 use crate::registry::Tool;
 
 /// The coding tool set, in the order a model is shown them.
 pub(crate) static CODING: &[&dyn Tool] = &[
     &ReadTool,
+    &WriteTool,
+    &EditTool,
+    &PatchTool,
     &ListTool,
     &GlobTool,
     &GrepTool,

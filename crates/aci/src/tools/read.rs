@@ -47,6 +47,7 @@ static SPEC: ToolSpec = ToolSpec {
     ],
     example: "{\"path\":\"src/main.rs\",\"offset\":1,\"limit\":120}",
     read_only: true,
+    passes_unknown_args: false,
     rest_hint: "Read a smaller window with ws_read {\"path\":…,\"offset\":…,\"limit\":…}.",
 };
 

@@ -23,6 +23,7 @@ static SPEC: ToolSpec = ToolSpec {
     }],
     example: "{\"items\":[\"[x] find the config loader\",\"[ ] add the --verbose flag\"]}",
     read_only: true,
+    passes_unknown_args: false,
     rest_hint: "Keep the checklist short: merge steps.",
 };
 

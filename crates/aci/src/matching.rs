@@ -1,0 +1,955 @@
+//! The match ladder: how an `old_str` that drifted from the file still lands — and only lands
+//! when exactly one place fits.
+//!
+//! Rungs, tried in order; the first rung with any candidate decides. One candidate lands; two
+//! or more are refused (or, with `replace_all`, all of that rung's spans are replaced). Rungs
+//! loosen monotonically, so a later rung could only see more candidates, never fewer.
+//!
+//! 1. exact (a substring, anywhere)
+//! 2. trailing-whitespace-insensitive (whole lines)
+//! 3. indentation-normalized (whole lines; the file's own indentation is re-applied to new)
+//! 4. blank-line-insensitive
+//! 5. anchored on first and last line, bounded (see [`anchored`])
+//! 6. unicode punctuation normalized (beyond the spec)
+//! 7. literal `\n` escapes unescaped (beyond the spec)
+//!
+//! Uniqueness is judged on positions (start lines), never on matched text.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::ops::Range;
+
+/// A rung of the ladder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rung {
+    Exact,
+    TrailingWhitespace,
+    Indentation,
+    BlankLines,
+    Anchored,
+    Unicode,
+    Escapes,
+}
+
+impl Rung {
+    /// The strategy's name, as used in reports (`anchored@12..20 exact`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Rung::Exact => "exact",
+            Rung::TrailingWhitespace => "trailing-whitespace-insensitive",
+            Rung::Indentation => "indentation-normalized",
+            Rung::BlankLines => "blank-line-insensitive",
+            Rung::Anchored => "anchored-first-last-line",
+            Rung::Unicode => "unicode-punctuation-normalized",
+            Rung::Escapes => "escape-unescaped",
+        }
+    }
+
+    /// The note appended on success, telling the model how its text drifted.
+    pub fn note(self) -> Option<&'static str> {
+        match self {
+            Rung::Exact => None,
+            Rung::TrailingWhitespace => Some("[matched ignoring trailing whitespace — your old_str had different line endings]"),
+            Rung::Indentation => Some("[matched after normalizing indentation — your old_str was indented differently]"),
+            Rung::BlankLines => Some("[matched ignoring blank lines — your old_str had different blank-line spacing]"),
+            Rung::Anchored => Some("[matched on first+last line anchors — the middle of your old_str did not match exactly; verify the result with ws_read]"),
+            Rung::Unicode => Some("[matched after normalizing unicode punctuation — your old_str had smart quotes, dashes or non-breaking spaces where the file has others]"),
+            Rung::Escapes => Some("[matched after unescaping \\n in old_str — send real line breaks, not backslash-n]"),
+        }
+    }
+}
+
+/// What to look for.
+#[derive(Clone, Debug)]
+pub struct Query<'a> {
+    pub old: &'a str,
+    pub new: &'a str,
+    /// Only candidates whose first line index lies in this range count (patch hunk windows).
+    pub first_line_in: Option<Range<usize>>,
+    /// Candidates must start at a line start (patch hunks are whole lines).
+    pub whole_lines: bool,
+    pub replace_all: bool,
+}
+
+/// One span to replace, in view byte offsets, with its replacement (LF text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    pub range: Range<usize>,
+    pub text: String,
+    /// 0-based first and last line of the replaced span.
+    pub first_line: usize,
+    pub last_line: usize,
+}
+
+/// The ladder's verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ladder {
+    /// Non-overlapping, in file order.
+    Landed {
+        rung: Rung,
+        edits: Vec<Replacement>,
+    },
+    /// Two or more candidates on this rung; 1-based first lines.
+    Ambiguous {
+        rung: Rung,
+        lines: Vec<usize>,
+    },
+    NotFound,
+}
+
+/// The file's lines: byte offsets of each line start, with a sentinel at the end.
+pub struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(text: &'a str) -> Lines<'a> {
+        let mut starts = vec![0];
+        for i in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            starts.push(i + 1);
+        }
+        if *starts.last().unwrap_or(&0) != text.len() {
+            starts.push(text.len());
+        }
+        if text.is_empty() {
+            starts = vec![0];
+        }
+        Lines { text, starts }
+    }
+
+    /// Number of lines (a final line without a newline counts).
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Line `i` without its newline.
+    pub fn line(&self, i: usize) -> &'a str {
+        let s = &self.text[self.starts[i]..self.starts[i + 1]];
+        s.strip_suffix('\n').unwrap_or(s)
+    }
+
+    /// Byte offset where line `i` starts (`len()` gives the end of the text).
+    pub fn start(&self, i: usize) -> usize {
+        self.starts[i]
+    }
+
+    /// The 0-based line holding byte offset `at`.
+    pub fn line_of(&self, at: usize) -> usize {
+        self.starts.partition_point(|&s| s <= at).saturating_sub(1)
+    }
+
+    /// True when line `i` ends with a newline.
+    fn has_newline(&self, i: usize) -> bool {
+        self.text[..self.starts[i + 1]].ends_with('\n')
+    }
+}
+
+/// Runs the ladder over `view`.
+pub fn run(view: &str, q: &Query) -> Ladder {
+    let lines = Lines::new(view);
+    let verdict = run_rungs(&lines, q, &LADDER);
+    if verdict != Ladder::NotFound {
+        return verdict;
+    }
+    // Beyond the spec: literal "\n" escapes in a one-line old_str.
+    if !q.old.contains('\n') && q.old.contains("\\n") {
+        let old = unescape(q.old);
+        let new = if q.new.contains('\n') {
+            q.new.to_string()
+        } else {
+            unescape(q.new)
+        };
+        let inner = Query {
+            old: &old,
+            new: &new,
+            ..q.clone()
+        };
+        return match run_rungs(&lines, &inner, &LADDER[..5]) {
+            Ladder::Landed { edits, .. } => Ladder::Landed {
+                rung: Rung::Escapes,
+                edits,
+            },
+            Ladder::Ambiguous { lines, .. } => Ladder::Ambiguous {
+                rung: Rung::Escapes,
+                lines,
+            },
+            Ladder::NotFound => Ladder::NotFound,
+        };
+    }
+    Ladder::NotFound
+}
+
+const LADDER: [Rung; 6] = [
+    Rung::Exact,
+    Rung::TrailingWhitespace,
+    Rung::Indentation,
+    Rung::BlankLines,
+    Rung::Anchored,
+    Rung::Unicode,
+];
+
+fn run_rungs(lines: &Lines, q: &Query, rungs: &[Rung]) -> Ladder {
+    let old_lines: Vec<&str> = split_lines(q.old);
+    for &rung in rungs {
+        let spans = match rung {
+            Rung::Exact => exact(lines, q),
+            Rung::TrailingWhitespace => by_lines(lines, &old_lines, q, trim_end, false),
+            Rung::Indentation => by_lines(lines, &old_lines, q, trim_both, false),
+            Rung::BlankLines => by_lines(lines, &old_lines, q, trim_both, true),
+            Rung::Anchored => anchored(lines, &old_lines, q),
+            Rung::Unicode => by_lines(lines, &old_lines, q, unicode_normalized, true),
+            Rung::Escapes => Vec::new(),
+        };
+        match spans.len() {
+            0 => continue,
+            1 => {
+                return Ladder::Landed {
+                    rung,
+                    edits: vec![replacement(lines, q, &old_lines, rung, spans[0])],
+                }
+            }
+            _ if q.replace_all => {
+                let mut edits = Vec::new();
+                let mut taken_until: Option<usize> = None;
+                for span in spans {
+                    if taken_until.is_some_and(|end| span.0 <= end) {
+                        continue;
+                    }
+                    taken_until = Some(span.1);
+                    edits.push(replacement(lines, q, &old_lines, rung, span));
+                }
+                return Ladder::Landed { rung, edits };
+            }
+            _ => {
+                return Ladder::Ambiguous {
+                    rung,
+                    lines: spans.iter().map(|s| s.0 + 1).collect(),
+                }
+            }
+        }
+    }
+    Ladder::NotFound
+}
+
+/// A candidate: first and last line (inclusive), plus for exact matches the byte range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span(usize, usize, Option<(usize, usize)>);
+
+impl Span {
+    fn lines(first: usize, last: usize) -> Span {
+        Span(first, last, None)
+    }
+}
+
+/// Splits text into lines; a trailing newline does not make an extra empty line.
+fn split_lines(s: &str) -> Vec<&str> {
+    let body = s.strip_suffix('\n').unwrap_or(s);
+    if s.is_empty() {
+        return Vec::new();
+    }
+    body.split('\n').collect()
+}
+
+fn in_window(q: &Query, first_line: usize) -> bool {
+    q.first_line_in
+        .as_ref()
+        .is_none_or(|w| w.contains(&first_line))
+}
+
+/// Rung 1: every position where old occurs verbatim (overlapping occurrences count).
+fn exact(lines: &Lines, q: &Query) -> Vec<Span> {
+    let hay = lines.text.as_bytes();
+    let needle = q.old.as_bytes();
+    let finder = memchr::memmem::Finder::new(needle);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while from <= hay.len() {
+        let Some(p) = finder.find(&hay[from..]) else {
+            break;
+        };
+        let at = from + p;
+        from = at + 1;
+        let first = lines.line_of(at);
+        if q.whole_lines && lines.start(first) != at {
+            continue;
+        }
+        if !in_window(q, first) {
+            continue;
+        }
+        let end = at + needle.len();
+        let last = if end > at {
+            lines.line_of(end - 1)
+        } else {
+            first
+        };
+        out.push(Span(first, last, Some((at, end))));
+    }
+    out
+}
+
+fn trim_end(s: &str) -> Cow<'_, str> {
+    Cow::Borrowed(s.trim_end())
+}
+
+fn trim_both(s: &str) -> Cow<'_, str> {
+    Cow::Borrowed(s.trim())
+}
+
+/// Rungs 2–4 and 6: whole-line comparison under a normalization, optionally skipping blank
+/// lines on both sides.
+fn by_lines(
+    lines: &Lines,
+    old_lines: &[&str],
+    q: &Query,
+    norm: fn(&str) -> Cow<'_, str>,
+    skip_blank: bool,
+) -> Vec<Span> {
+    let old: Vec<Cow<str>> = old_lines
+        .iter()
+        .filter(|l| !skip_blank || !l.trim().is_empty())
+        .map(|l| norm(l))
+        .collect();
+    if old.is_empty() {
+        return Vec::new();
+    }
+    // The file side: indices of the lines taking part, and their normalized text.
+    let idx: Vec<usize> = (0..lines.len())
+        .filter(|&i| !skip_blank || !lines.line(i).trim().is_empty())
+        .collect();
+    let mut out = Vec::new();
+    if idx.len() < old.len() {
+        return out;
+    }
+    for j in 0..=idx.len() - old.len() {
+        let first = idx[j];
+        if !in_window(q, first) {
+            continue;
+        }
+        if norm(lines.line(first)) != old[0] {
+            continue;
+        }
+        if (1..old.len()).all(|k| norm(lines.line(idx[j + k])) == old[k]) {
+            out.push(Span::lines(first, idx[j + old.len() - 1]));
+        }
+    }
+    out
+}
+
+/// Rung 5, bounded so it cannot land in the wrong place: old must have at least three
+/// non-blank lines; its first and last are non-trivial and each occurs exactly once in the
+/// file (trimmed); the span between them has as many non-blank lines as old; and at least half
+/// of the middle lines agree once whitespace is collapsed.
+fn anchored(lines: &Lines, old_lines: &[&str], q: &Query) -> Vec<Span> {
+    let old: Vec<&str> = old_lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if old.len() < 3 {
+        return Vec::new();
+    }
+    let (first, last) = (old[0], old[old.len() - 1]);
+    if is_trivial(first) || is_trivial(last) {
+        return Vec::new();
+    }
+    let find_unique = |want: &str| {
+        let mut hits = (0..lines.len()).filter(|&i| lines.line(i).trim() == want);
+        match (hits.next(), hits.next()) {
+            (Some(i), None) => Some(i),
+            _ => None,
+        }
+    };
+    let (Some(a), Some(b)) = (find_unique(first), find_unique(last)) else {
+        return Vec::new();
+    };
+    if a >= b || !in_window(q, a) {
+        return Vec::new();
+    }
+    let span_nb: Vec<&str> = (a..=b)
+        .map(|i| lines.line(i).trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if span_nb.len() != old.len() {
+        return Vec::new();
+    }
+    let middle = old.len() - 2;
+    let agree = (1..=middle)
+        .filter(|&k| collapse_ws(span_nb[k]) == collapse_ws(old[k]))
+        .count();
+    if agree * 2 < middle {
+        return Vec::new();
+    }
+    vec![Span::lines(a, b)]
+}
+
+/// Lines that say nothing about where they are: only punctuation, or a block keyword.
+fn is_trivial(line: &str) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "end", "fi", "done", "esac", "else", "endif", "begin", "then", "do", "try", "finally",
+        "pass", "break", "continue", "return", "default:", "else:", "try:", "finally:",
+    ];
+    !line.chars().any(char::is_alphanumeric) || KEYWORDS.contains(&line.trim_end_matches(';'))
+}
+
+fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Smart quotes, dashes, ellipses and unusual spaces mapped to ASCII, whitespace collapsed.
+fn unicode_normalized(s: &str) -> Cow<'_, str> {
+    Cow::Owned(collapse_ws(&ascii_punctuation(s.trim(), |_| true)))
+}
+
+fn ascii_punctuation(s: &str, keep: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let mapped = match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => Some("'"),
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => Some("\""),
+            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+            | '\u{2212}' => Some("-"),
+            '\u{2026}' => Some("..."),
+            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
+                Some(" ")
+            }
+            '\u{200B}' | '\u{FEFF}' => Some(""),
+            _ => None,
+        };
+        match mapped {
+            Some(m) if keep(c) => out.push_str(m),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => {}
+            Some('"') => out.push('"'),
+            Some('\'') => out.push('\''),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Turns a candidate into the bytes to replace and the text to put there.
+fn replacement(
+    lines: &Lines,
+    q: &Query,
+    old_lines: &[&str],
+    rung: Rung,
+    span: Span,
+) -> Replacement {
+    if let Some((start, end)) = span.2 {
+        return Replacement {
+            range: start..end,
+            text: q.new.to_string(),
+            first_line: span.0,
+            last_line: span.1,
+        };
+    }
+    let (first, last) = (span.0, span.1);
+    let old_ends_nl = q.old.ends_with('\n');
+    let start = lines.start(first);
+    let end = if old_ends_nl {
+        lines.start(last + 1)
+    } else {
+        lines.start(last) + lines.line(last).len()
+    };
+    let matched: Vec<&str> = (first..=last).map(|i| lines.line(i)).collect();
+    let mut text = match rung {
+        Rung::TrailingWhitespace => {
+            if matched.iter().all(|l| l.trim_end().len() == l.len()) {
+                q.new
+                    .split('\n')
+                    .map(str::trim_end)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            } else {
+                q.new.to_string()
+            }
+        }
+        Rung::BlankLines | Rung::Unicode => {
+            let trimmed = trim_blank_edges(q.new, old_lines);
+            reindent(&trimmed, old_lines, &matched, indent_unit(lines))
+        }
+        _ => reindent(q.new, old_lines, &matched, indent_unit(lines)),
+    };
+    if rung == Rung::Unicode {
+        let in_file: HashSet<char> = matched.iter().flat_map(|l| l.chars()).collect();
+        text = ascii_punctuation(&text, |c| !in_file.contains(&c));
+    }
+    if old_ends_nl && !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    // Keep a missing final newline missing.
+    if old_ends_nl && !lines.has_newline(last) && text.ends_with('\n') {
+        text.pop();
+    }
+    Replacement {
+        range: start..end,
+        text,
+        first_line: first,
+        last_line: last,
+    }
+}
+
+/// Drops from new the leading/trailing blank lines that mirror old's, which the
+/// blank-insensitive rung did not match against anything.
+fn trim_blank_edges(new: &str, old_lines: &[&str]) -> String {
+    let lead_old = old_lines.iter().take_while(|l| l.trim().is_empty()).count();
+    let trail_old = old_lines
+        .iter()
+        .rev()
+        .take_while(|l| l.trim().is_empty())
+        .count();
+    let had_nl = new.ends_with('\n');
+    let mut new_lines = split_lines(new);
+    let lead_new = new_lines.iter().take_while(|l| l.trim().is_empty()).count();
+    new_lines.drain(..lead_old.min(lead_new));
+    let trail_new = new_lines
+        .iter()
+        .rev()
+        .take_while(|l| l.trim().is_empty())
+        .count();
+    let keep = new_lines.len() - trail_old.min(trail_new);
+    new_lines.truncate(keep);
+    let mut out = new_lines.join("\n");
+    if had_nl && !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+/// How a file indents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Indent {
+    Tabs,
+    Spaces(usize),
+}
+
+const TAB_COLS: usize = 4;
+
+/// The file's indentation style: tabs if more lines start with a tab than with a space,
+/// otherwise the most common step between successive indentation widths.
+pub fn indent_unit(lines: &Lines) -> Indent {
+    let (mut tabs, mut spaces) = (0, 0);
+    let mut steps = [0usize; 9];
+    let mut prev = 0usize;
+    for i in 0..lines.len() {
+        let l = lines.line(i);
+        if l.trim().is_empty() {
+            continue;
+        }
+        match l.as_bytes()[0] {
+            b'\t' => tabs += 1,
+            b' ' => spaces += 1,
+            _ => {}
+        }
+        let w = cols(l);
+        let step = w.abs_diff(prev);
+        if (1..=8).contains(&step) {
+            steps[step] += 1;
+        }
+        prev = w;
+    }
+    if tabs > spaces {
+        return Indent::Tabs;
+    }
+    let best = (1..=8).max_by_key(|&s| (steps[s], s == 4)).unwrap_or(4);
+    Indent::Spaces(if steps[best] == 0 { 4 } else { best })
+}
+
+/// Indentation width in columns (a tab counts four).
+fn cols(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .map(|c| if c == '\t' { TAB_COLS } else { 1 })
+        .sum()
+}
+
+fn leading_ws(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+/// The indentation step old/new were written with: the smallest positive difference between
+/// indentation widths in them, or the file's unit when they give none.
+fn text_unit(texts: &[&str], file: Indent) -> usize {
+    let mut widths: Vec<usize> = texts
+        .iter()
+        .flat_map(|t| t.split('\n'))
+        .filter(|l| !l.trim().is_empty())
+        .map(cols)
+        .collect();
+    widths.sort_unstable();
+    widths.dedup();
+    let step = widths.windows(2).map(|w| w[1] - w[0]).min();
+    match (step, file) {
+        (Some(s), _) if s > 0 => s,
+        (_, Indent::Tabs) => TAB_COLS,
+        (_, Indent::Spaces(n)) => n,
+    }
+}
+
+/// Re-applies the file's indentation to `new`: each line keeps its depth relative to old's
+/// first non-blank line, measured in old's indentation steps, and is written at the matched
+/// region's base in the file's own unit. Tabs stay tabs.
+fn reindent(new: &str, old_lines: &[&str], matched: &[&str], file: Indent) -> String {
+    let Some(old_first) = old_lines.iter().find(|l| !l.trim().is_empty()) else {
+        return new.to_string();
+    };
+    let Some(file_first) = matched.iter().find(|l| !l.trim().is_empty()) else {
+        return new.to_string();
+    };
+    let old_base = cols(old_first);
+    let file_base_ws = leading_ws(file_first);
+    let file_base = cols(file_first);
+    let old_text = old_lines.join("\n");
+    let unit = text_unit(&[&old_text, new], file);
+    let file_step = match file {
+        Indent::Tabs => TAB_COLS,
+        Indent::Spaces(n) => n,
+    };
+    let mut out = Vec::new();
+    for line in new.split('\n') {
+        if line.trim().is_empty() {
+            out.push(String::new());
+            continue;
+        }
+        let w = cols(line);
+        let body = line.trim_start_matches([' ', '\t']);
+        let indent = if w == old_base {
+            file_base_ws.to_string()
+        } else {
+            let target = if w > old_base {
+                let rel = w - old_base;
+                file_base + (rel / unit) * file_step + rel % unit
+            } else {
+                let rel = old_base - w;
+                file_base.saturating_sub((rel / unit) * file_step + rel % unit)
+            };
+            render_indent(target, file)
+        };
+        out.push(format!("{indent}{body}"));
+    }
+    out.join("\n")
+}
+
+fn render_indent(target: usize, file: Indent) -> String {
+    match file {
+        Indent::Tabs => format!(
+            "{}{}",
+            "\t".repeat(target / TAB_COLS),
+            " ".repeat(target % TAB_COLS)
+        ),
+        Indent::Spaces(_) => " ".repeat(target),
+    }
+}
+
+/// How a `ws_read` gutter (`   42|`) shows up in a text.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Gutter {
+    /// No line carries it.
+    None,
+    /// Every non-blank line carries it: the text with it stripped.
+    Every(String),
+    /// Some lines do and some do not (1-based line numbers of those that do).
+    Some(Vec<usize>),
+}
+
+/// Detects the `%6d|` gutter of ws_read output pasted into a text.
+pub fn gutter(text: &str) -> Gutter {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let non_blank: Vec<(usize, &str)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (i, *l))
+        .collect();
+    let with: Vec<usize> = non_blank
+        .iter()
+        .filter(|(_, l)| gutter_len(l).is_some())
+        .map(|(i, _)| i + 1)
+        .collect();
+    if with.is_empty() {
+        return Gutter::None;
+    }
+    if with.len() < non_blank.len() {
+        return Gutter::Some(with);
+    }
+    let stripped = lines
+        .iter()
+        .map(|l| match gutter_len(l) {
+            Some(n) => &l[n..],
+            None => "",
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Gutter::Every(stripped)
+}
+
+/// Length of a leading `  42|` gutter: optional spaces, 1–7 digits, `|`.
+fn gutter_len(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() && b[i] == b' ' {
+        i += 1;
+    }
+    let digits_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let digits = i - digits_start;
+    if (1..=7).contains(&digits) && i < b.len() && b[i] == b'|' {
+        Some(i + 1)
+    } else {
+        None
+    }
+}
+
+/// The region of the file most like old, for a not-found answer.
+#[derive(Debug)]
+pub struct Closest {
+    /// 1-based line numbers, text, and whether the line differs from every line of old.
+    pub lines: Vec<(usize, String, bool)>,
+}
+
+/// Finds the window of old's height sharing the most with old: whole trimmed lines count most,
+/// shared identifiers some. Linear in the file, so it is cheap on a 50,000-line miss.
+pub fn closest(view: &str, old: &str) -> Option<Closest> {
+    let lines = Lines::new(view);
+    let old_lines = split_lines(old);
+    let height = old_lines.len().clamp(1, 40);
+    if lines.is_empty() {
+        return None;
+    }
+    let old_set: HashSet<&str> = old_lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let old_tokens: HashSet<String> = old_lines.iter().flat_map(|l| tokens(l)).collect();
+    let score: Vec<usize> = (0..lines.len())
+        .map(|i| {
+            let l = lines.line(i).trim();
+            if l.is_empty() {
+                0
+            } else if old_set.contains(l) {
+                4
+            } else {
+                tokens(l).filter(|t| old_tokens.contains(t)).count().min(3)
+            }
+        })
+        .collect();
+    let height = height.min(lines.len());
+    // A window that starts where old starts is the better of two equal ones.
+    let old_first = old_lines.iter().map(|l| l.trim()).find(|l| !l.is_empty());
+    let starts_like_old =
+        |i: usize| usize::from(old_first.is_some_and(|f| lines.line(i).trim() == f)) * 2;
+    let mut sum: usize = score[..height].iter().sum();
+    let (mut best, mut best_at) = (sum + starts_like_old(0), 0);
+    for i in height..lines.len() {
+        sum = sum + score[i] - score[i - height];
+        let start = i + 1 - height;
+        if sum + starts_like_old(start) > best {
+            best = sum + starts_like_old(start);
+            best_at = start;
+        }
+    }
+    if best == 0 {
+        return None;
+    }
+    Some(Closest {
+        lines: (best_at..best_at + height)
+            .map(|i| {
+                let l = lines.line(i);
+                let differs = !l.trim().is_empty() && !old_set.contains(l.trim());
+                (i + 1, l.to_string(), differs)
+            })
+            .collect(),
+    })
+}
+
+/// Identifier-like words, lowercased, so a case slip still counts as shared.
+fn tokens(line: &str) -> impl Iterator<Item = String> + '_ {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|t| t.len() >= 2)
+        .map(str::to_lowercase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q<'a>(old: &'a str, new: &'a str) -> Query<'a> {
+        Query {
+            old,
+            new,
+            first_line_in: None,
+            whole_lines: false,
+            replace_all: false,
+        }
+    }
+
+    fn apply(view: &str, old: &str, new: &str) -> (Rung, String) {
+        match run(view, &q(old, new)) {
+            Ladder::Landed { rung, edits } => {
+                let mut out = view.to_string();
+                for e in edits.iter().rev() {
+                    out.replace_range(e.range.clone(), &e.text);
+                }
+                (rung, out)
+            }
+            other => panic!("did not land: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn exact_first() {
+        assert_eq!(
+            apply("a\nb\nc\n", "b", "B"),
+            (Rung::Exact, "a\nB\nc\n".into())
+        );
+    }
+
+    #[test]
+    fn trailing_whitespace() {
+        let (r, out) = apply(
+            "fn a() {\n    x();\n}\n",
+            "fn a() {  \n    x();   \n",
+            "fn a() {  \n    y();  \n",
+        );
+        assert_eq!(r, Rung::TrailingWhitespace);
+        assert_eq!(out, "fn a() {\n    y();\n}\n");
+    }
+
+    #[test]
+    fn indentation_reapplies_tabs() {
+        let file = "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n";
+        let (r, out) = apply(
+            file,
+            "if x {\n    return 1\n}",
+            "if x {\n    log()\n    return 2\n}",
+        );
+        assert_eq!(r, Rung::Indentation);
+        assert_eq!(
+            out,
+            "func f() {\n\tif x {\n\t\tlog()\n\t\treturn 2\n\t}\n}\n"
+        );
+    }
+
+    #[test]
+    fn blank_lines() {
+        let file = "a = 1\n\nb = 2\nc = 3\n";
+        let (r, out) = apply(file, "a = 1\nb = 2\n", "a = 10\nb = 20\n");
+        assert_eq!(r, Rung::BlankLines);
+        assert_eq!(out, "a = 10\nb = 20\nc = 3\n");
+    }
+
+    #[test]
+    fn anchored_bounded() {
+        let file = "def f(x):\n    y = x + 1\n    z = y * 2\n    w = z - 3\n    return w\n";
+        let (r, out) = apply(
+            file,
+            "def f(x):\n    y = x + 1\n    z = y * 3\n    w = z - 3\n    return w\n",
+            "def f(x):\n    return x\n",
+        );
+        assert_eq!(r, Rung::Anchored);
+        assert_eq!(out, "def f(x):\n    return x\n");
+        // Too few middle lines agree: refused.
+        let miss = run(
+            file,
+            &q("def f(x):\n    a\n    b\n    c\n    return w\n", "x"),
+        );
+        assert_eq!(miss, Ladder::NotFound);
+        // A trivial anchor is refused.
+        let miss = run("{\n a\n b\n}\n", &q("{\n a\n c\n}\n", "x"));
+        assert_eq!(miss, Ladder::NotFound);
+    }
+
+    #[test]
+    fn ambiguous_is_refused_with_lines() {
+        let file = "x = 1\ny = 2\nx = 1\n";
+        assert_eq!(
+            run(file, &q("x = 1", "x = 3")),
+            Ladder::Ambiguous {
+                rung: Rung::Exact,
+                lines: vec![1, 3]
+            }
+        );
+        assert_eq!(
+            run(file, &q("  x = 1  \n", "x = 3\n")),
+            Ladder::Ambiguous {
+                rung: Rung::Indentation,
+                lines: vec![1, 3]
+            }
+        );
+    }
+
+    #[test]
+    fn overlapping_exact_positions_count() {
+        assert!(matches!(
+            run("aaa", &q("aa", "b")),
+            Ladder::Ambiguous { .. }
+        ));
+    }
+
+    #[test]
+    fn unicode_and_escapes() {
+        let (r, out) = apply(
+            "say(\"hi\") # it's\n",
+            "say(“hi”) # it’s\n",
+            "say(“bye”) # it’s\n",
+        );
+        assert_eq!(r, Rung::Unicode);
+        assert_eq!(out, "say(\"bye\") # it's\n");
+        let (r, out) = apply("a = 1\nb = 2\n", "a = 1\\nb = 2", "a = 1\\nb = 3");
+        assert_eq!(r, Rung::Escapes);
+        assert_eq!(out, "a = 1\nb = 3\n");
+    }
+
+    #[test]
+    fn gutter_detection() {
+        assert_eq!(gutter("    41|a\n    42|b"), Gutter::Every("a\nb".into()));
+        assert_eq!(gutter("    41|a\nb"), Gutter::Some(vec![1]));
+        assert_eq!(gutter("a | b"), Gutter::None);
+    }
+
+    #[test]
+    fn closest_region_marks_differences() {
+        let file = "one\ntwo\nthree\nfour\nfive\n";
+        let c = closest(file, "three\nFOUR\n").unwrap();
+        assert_eq!(c.lines[0], (3, "three".into(), false));
+        assert_eq!(c.lines[1], (4, "four".into(), true));
+    }
+
+    #[test]
+    fn indent_detection() {
+        assert_eq!(indent_unit(&Lines::new("a\n\tb\n\t\tc\n")), Indent::Tabs);
+        assert_eq!(
+            indent_unit(&Lines::new("a\n  b\n    c\n  d\n")),
+            Indent::Spaces(2)
+        );
+    }
+}

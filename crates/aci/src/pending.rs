@@ -1,0 +1,182 @@
+//! Review mode's staging area: a change the tools were asked to make waits in
+//! `.slmcode/pending/<id>.json` until the user applies or rejects it with `slmcode pending`.
+//! Applying goes through the one mutation path again, and only onto the bytes the change was
+//! made against.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::PermissionMode;
+use crate::mutation::{self, Done, CONTROL_DIR};
+use crate::path::{Jail, PathError, RelPath};
+use crate::registry::ToolError;
+use crate::workspace::Workspace;
+
+/// Where staged changes live, relative to the root.
+pub const PENDING_DIR: &str = "pending";
+
+/// One staged change.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Pending {
+    pub id: String,
+    /// The file the change is for (symlinks resolved).
+    pub path: String,
+    pub tool: String,
+    /// Seconds since the Unix epoch.
+    pub created: u64,
+    /// BLAKE3 (hex) of the file when the change was made; `None` when it did not exist.
+    pub before: Option<String>,
+    /// The complete new content.
+    pub after: String,
+}
+
+fn dir() -> RelPath {
+    RelPath::root().join(CONTROL_DIR).join(PENDING_DIR)
+}
+
+fn file_of(id: &str) -> Result<RelPath, ToolError> {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return Err(ToolError::Refused(format!(
+            "\"{id}\" is not a pending change id (ids look like 1764470000-1; see `slmcode pending list`)"
+        )));
+    }
+    Ok(dir().join(&format!("{id}.json")))
+}
+
+/// Stages a change and returns its id.
+pub fn stage(
+    jail: &Jail,
+    path: &RelPath,
+    before: Option<&[u8]>,
+    after: &[u8],
+    tool: &str,
+) -> Result<String, ToolError> {
+    let after = String::from_utf8(after.to_vec()).map_err(|_| {
+        ToolError::Refused("review mode can only stage text (UTF-8) content".to_string())
+    })?;
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut n = 1;
+    let id = loop {
+        let id = format!("{created}-{n}");
+        if jail.metadata(&file_of(&id)?).is_err() {
+            break id;
+        }
+        n += 1;
+    };
+    let record = Pending {
+        id: id.clone(),
+        path: path.to_string(),
+        tool: tool.to_string(),
+        created,
+        before: before.map(|b| blake3::hash(b).to_hex().to_string()),
+        after,
+    };
+    let json = serde_json::to_vec_pretty(&record)
+        .map_err(|e| ToolError::Refused(format!("could not stage the change: {e}")))?;
+    mutation::atomic_replace(jail, &file_of(&id)?, &json, 0o600)
+        .map_err(|e| ToolError::Refused(format!("could not stage the change: {e}")))?;
+    Ok(id)
+}
+
+/// Every staged change, oldest first.
+pub fn list(jail: &Jail) -> Result<Vec<Pending>, ToolError> {
+    let entries = match jail.read_dir(&dir()) {
+        Ok(e) => e,
+        Err(PathError::NotFound { .. }) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(id) = name.strip_suffix(".json") {
+            out.push(load(jail, id)?);
+        }
+    }
+    out.sort_by(|a, b| (a.created, &a.id).cmp(&(b.created, &b.id)));
+    Ok(out)
+}
+
+/// One staged change by id.
+pub fn load(jail: &Jail, id: &str) -> Result<Pending, ToolError> {
+    let bytes = match mutation::read_all(jail, &file_of(id)?) {
+        Ok(b) => b,
+        Err(ToolError::Path(PathError::NotFound { .. })) => {
+            return Err(ToolError::Refused(format!(
+                "no pending change {id} (see `slmcode pending list`)"
+            )))
+        }
+        Err(e) => return Err(e),
+    };
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ToolError::Refused(format!("pending change {id} is unreadable: {e}")))
+}
+
+/// The change as a diff against the file as it is now, plus whether the file moved on since.
+pub fn show(jail: &Jail, id: &str) -> Result<String, ToolError> {
+    let p = load(jail, id)?;
+    let path = RelPath::parse(&p.path, jail.root())?;
+    let current = current_bytes(jail, &path)?;
+    let mut out = format!("{} — {} of {}\n", p.id, p.tool, p.path);
+    if hash_of(current.as_deref()) != p.before {
+        out.push_str("[the file has changed since this was staged; apply will refuse]\n");
+    }
+    out.push_str(&mutation::unified_diff(
+        &path,
+        current.as_deref().unwrap_or_default(),
+        p.after.as_bytes(),
+    ));
+    Ok(out)
+}
+
+/// Applies a staged change through the mutation path (in auto mode), then removes it.
+/// Refused when the file no longer has the bytes the change was made against.
+pub fn apply(ws: &mut Workspace, id: &str) -> Result<String, ToolError> {
+    let p = load(&ws.jail, id)?;
+    let path = RelPath::parse(&p.path, ws.jail.root())?;
+    let current = current_bytes(&ws.jail, &path)?;
+    if hash_of(current.as_deref()) != p.before {
+        return Err(ToolError::Refused(format!(
+            "pending change {id} was made against a different version of {}; it was not applied. Reject it and redo the change.",
+            p.path
+        )));
+    }
+    let done = mutation::commit_as(
+        ws,
+        &path,
+        p.after.into_bytes(),
+        &p.tool,
+        PermissionMode::Auto,
+    )?;
+    debug_assert_eq!(done, Done::Written);
+    remove(&ws.jail, id)?;
+    Ok(format!("applied {id}: wrote {}", p.path))
+}
+
+/// Drops a staged change without applying it.
+pub fn reject(jail: &Jail, id: &str) -> Result<String, ToolError> {
+    let p = load(jail, id)?;
+    remove(jail, id)?;
+    Ok(format!("rejected {id} ({} of {})", p.tool, p.path))
+}
+
+fn remove(jail: &Jail, id: &str) -> Result<(), ToolError> {
+    let dir = jail.open_dir(&dir())?;
+    dir.remove_file(format!("{id}.json"))
+        .map_err(|e| ToolError::Refused(format!("could not remove pending change {id}: {e}")))
+}
+
+fn current_bytes(jail: &Jail, path: &RelPath) -> Result<Option<Vec<u8>>, ToolError> {
+    match mutation::read_all(jail, path) {
+        Ok(b) => Ok(Some(b)),
+        Err(ToolError::Path(PathError::NotFound { .. })) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn hash_of(bytes: Option<&[u8]>) -> Option<String> {
+    bytes.map(|b| blake3::hash(b).to_hex().to_string())
+}

@@ -1,0 +1,282 @@
+//! ws_edit: replace old_str with new_str, exactly once — through the match ladder, so drifted
+//! whitespace, indentation, blank lines or a pasted gutter still land, and an ambiguous match
+//! never does.
+
+use crate::matching::{self, Gutter, Ladder, Query, Rung};
+use crate::mutation::{self, commit, read_all};
+use crate::path::RelPath;
+use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::suggest::{did_you_mean, similar_paths, Want};
+use crate::text::Text;
+use crate::workspace::{Freshness, Workspace};
+
+/// The over-edit guard: a change replacing at least this share of a file…
+pub const OVER_EDIT_SHARE: f64 = 0.72;
+/// …of more than this many bytes is refused in favour of ws_write.
+pub const OVER_EDIT_MIN_BYTES: usize = 400;
+
+pub struct EditTool;
+
+static SPEC: ToolSpec = ToolSpec {
+    name: "ws_edit",
+    description: "Replace old_str with new_str in a file. ws_read the file first; copy old_str exactly from it (without the \"42|\" prefix), with 2–3 surrounding lines so it matches once. new_str replaces all of old_str.",
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::String,
+            required: true,
+            description: "file to edit, relative to the project root",
+            aliases: &["file_path", "filePath", "file", "filename"],
+        },
+        Param {
+            name: "old_str",
+            kind: Kind::String,
+            required: false,
+            description: "the exact text to replace, copied from ws_read",
+            aliases: &["old_string", "search", "old"],
+        },
+        Param {
+            name: "new_str",
+            kind: Kind::String,
+            required: true,
+            description: "the replacement text (\"\" deletes old_str)",
+            aliases: &["new_string", "replace", "new"],
+        },
+        Param {
+            name: "replace_all",
+            kind: Kind::Boolean,
+            required: false,
+            description: "replace every match instead of requiring exactly one",
+            aliases: &["replaceAll"],
+        },
+    ],
+    example: "{\"path\":\"src/app.py\",\"old_str\":\"def load():\\n    return 1\\n\",\"new_str\":\"def load():\\n    return 2\\n\"}",
+    read_only: false,
+    passes_unknown_args: false,
+    rest_hint: "",
+};
+
+impl Tool for EditTool {
+    fn spec(&self) -> &'static ToolSpec {
+        &SPEC
+    }
+
+    fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
+        let path = ws.jail.parse(args.str("path").unwrap_or_default())?;
+        let target = mutation::target(&ws.jail, &path, "edit")?;
+        if !target.exists() {
+            return Err(missing_file(ws, &path));
+        }
+        let mut old = args
+            .str("old_str")
+            .unwrap_or_default()
+            .replace("\r\n", "\n");
+        let mut new = args
+            .str("new_str")
+            .unwrap_or_default()
+            .replace("\r\n", "\n");
+        let replace_all = args.flag("replace_all");
+        if old.trim().is_empty() {
+            return Err(ToolError::Refused(empty_old_refusal(&path)));
+        }
+        let mut notes: Vec<&str> = Vec::new();
+        match matching::gutter(&old) {
+            Gutter::None => {}
+            Gutter::Every(stripped) => {
+                old = stripped;
+                if let Gutter::Every(stripped_new) = matching::gutter(&new) {
+                    new = stripped_new;
+                }
+                notes.push(GUTTER_NOTE);
+            }
+            Gutter::Some(lines) => return Err(ToolError::Refused(partial_gutter_refusal(&lines))),
+        }
+        if old == new {
+            return Err(ToolError::Refused(
+                "No-op edit refused — old_str and new_str are identical. Put the changed text in new_str.".into(),
+            ));
+        }
+
+        let current = read_all(&ws.jail, &target.real)?;
+        require_fresh_read(ws, &path, &target.real, &current, "edit")?;
+        let text = decode(&path, current)?;
+        let query = Query {
+            old: &old,
+            new: &new,
+            first_line_in: None,
+            whole_lines: false,
+            replace_all,
+        };
+        let edits = match matching::run(text.view(), &query) {
+            Ladder::Landed { rung, edits } => {
+                if let Some(note) = rung.note() {
+                    notes.insert(0, note);
+                }
+                edits
+            }
+            Ladder::Ambiguous { rung, lines } => {
+                return Err(ToolError::Refused(ambiguous_refusal(&path, rung, &lines)))
+            }
+            Ladder::NotFound => {
+                return Err(ToolError::Refused(not_found(&path, text.view(), &old)))
+            }
+        };
+        let replaced: usize = edits.iter().map(|e| e.range.len()).sum();
+        over_edit_guard(ws, &path, replaced, text.view().len(), "edit")?;
+        let count = edits.len();
+        let bytes = text.splice(
+            &edits
+                .into_iter()
+                .map(|e| (e.range, e.text))
+                .collect::<Vec<_>>(),
+        );
+        let done = commit(ws, &path, bytes, "ws_edit")?;
+        let mut summary = format!("edited {path} ({count} replacement(s))");
+        for note in notes {
+            summary.push(' ');
+            summary.push_str(note);
+        }
+        Ok(done.present(&summary).into())
+    }
+}
+
+/// Appended when a pasted ws_read gutter was stripped.
+pub const GUTTER_NOTE: &str = "[stripped ws_read line numbers from old_str — do not include them]";
+
+/// The read-before-edit rule, shared by ws_edit and ws_patch.
+pub fn require_fresh_read(
+    ws: &Workspace,
+    path: &RelPath,
+    real: &RelPath,
+    current: &[u8],
+    verb: &str,
+) -> Result<(), ToolError> {
+    if !ws.config.read_before_edit {
+        return Ok(());
+    }
+    match ws.session.freshness(real, current) {
+        Freshness::Fresh => Ok(()),
+        Freshness::NeverRead => Err(ToolError::Refused(format!(
+            "{verb} refused — {path} has not been read in this session. Read it first with ws_read {{\"path\":\"{path}\"}}, then copy old_str exactly from what it shows."
+        ))),
+        Freshness::Changed => Err(ToolError::Refused(format!(
+            "{verb} refused — {path} changed on disk since you read it. Read it again with ws_read {{\"path\":\"{path}\"}} and base the change on what it shows now."
+        ))),
+    }
+}
+
+/// Decodes a file for editing; non-UTF-8 files are refused rather than risked.
+pub fn decode(path: &RelPath, bytes: Vec<u8>) -> Result<Text, ToolError> {
+    Text::decode(bytes).map_err(|e| {
+        ToolError::Refused(format!(
+            "{path}: {e}. Text edits could corrupt it; change it with a tool made for its format."
+        ))
+    })
+}
+
+/// The over-edit guard, shared by ws_edit and ws_patch.
+pub fn over_edit_guard(
+    ws: &Workspace,
+    path: &RelPath,
+    replaced: usize,
+    total: usize,
+    verb: &str,
+) -> Result<(), ToolError> {
+    if ws.config.over_edit_guard
+        && total > OVER_EDIT_MIN_BYTES
+        && replaced as f64 >= OVER_EDIT_SHARE * total as f64
+    {
+        return Err(ToolError::Refused(format!(
+            "{verb} refused by the over-edit guard — this replaces {}% of {path} ({replaced} of {total} bytes). To rewrite most of a file use ws_write with the complete new content (after a ws_read); to change part of it, send a smaller old_str.",
+            replaced * 100 / total
+        )));
+    }
+    Ok(())
+}
+
+/// The answer when the file to edit does not exist.
+pub fn missing_file(ws: &Workspace, path: &RelPath) -> ToolError {
+    let similar = similar_paths(&ws.jail, path, Want::File);
+    ToolError::Refused(format!(
+        "no such file: {path}.{} To create it use ws_write {{\"path\":\"{path}\",\"content\":\"…\"}}; to find an existing file use ws_glob {{\"pattern\":\"**/{}\"}}.",
+        did_you_mean(&similar),
+        path.file_name()
+    ))
+}
+
+fn empty_old_refusal(path: &RelPath) -> String {
+    format!(
+        "Edit refused — old_str is empty (or only whitespace). An empty search matches everywhere, so it cannot say where the change goes. Say what you mean:\n\
+         • create a new file → ws_write {{\"path\":\"…\",\"content\":\"…\"}}\n\
+         • append to {path} → old_str = its last 2–3 lines, new_str = those lines followed by the new text\n\
+         • insert → old_str = 2–3 lines next to the spot, new_str = the same lines with the new ones added"
+    )
+}
+
+fn partial_gutter_refusal(lines: &[usize]) -> String {
+    let shown = lines
+        .iter()
+        .take(5)
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "Edit refused — old_str has ws_read line-number prefixes (\"  42|\") on some lines (line {shown} of old_str) but not on others. The prefix is display only and never part of the file. Remove it from every line:\n\
+         before: \"    41|    x = 1\\n    y = 2\"\n\
+         after:  \"    x = 1\\n    y = 2\""
+    )
+}
+
+/// The refusal for an ambiguous match, naming the strategy and every candidate line.
+pub fn ambiguous_refusal(path: &RelPath, rung: Rung, lines: &[usize]) -> String {
+    let shown = lines
+        .iter()
+        .take(20)
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if rung == Rung::Exact {
+        format!(
+            "old_str found {} times in {path} (at lines {shown}) — pass replace_all:true, or include more surrounding context so it matches exactly once. Do NOT use ws_write.",
+            lines.len()
+        )
+    } else {
+        format!(
+            "Ambiguous edit refused — the search text matches {} places in {path} (at lines {shown}) under the {} match. Include more surrounding context so it matches once, or pass replace_all:true to replace every one.",
+            lines.len(),
+            rung.label()
+        )
+    }
+}
+
+/// Not-found guidance: the closest region with line numbers, differing lines marked.
+pub fn not_found(path: &RelPath, view: &str, old: &str) -> String {
+    let mut out = format!(
+        "old_str not found in {path} — not exactly, nor ignoring trailing whitespace, indentation or blank lines, nor on first+last line anchors."
+    );
+    match matching::closest(view, old) {
+        Some(region) => {
+            let (first, last) = (
+                region.lines.first().map(|l| l.0).unwrap_or(1),
+                region.lines.last().map(|l| l.0).unwrap_or(1),
+            );
+            out.push_str(&format!(
+                "\nThe closest region is lines {first}–{last} (lines marked > differ from your old_str):\n"
+            ));
+            for (n, line, differs) in &region.lines {
+                out.push_str(&format!(
+                    "{}{n:5}|{line}\n",
+                    if *differs { ">" } else { " " }
+                ));
+            }
+            out.push_str(&format!(
+                "Re-read it with ws_read {{\"path\":\"{path}\",\"offset\":{first},\"limit\":{}}} and copy old_str exactly, without the line-number prefix. Do NOT use ws_write.",
+                last + 1 - first
+            ));
+        }
+        None => out.push_str(&format!(
+            "\nNothing in the file resembles it. Find the right place with ws_grep {{\"pattern\":\"…\",\"path\":\"{path}\"}}, then ws_read around it."
+        )),
+    }
+    out
+}

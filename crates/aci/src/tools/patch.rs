@@ -1,0 +1,447 @@
+//! ws_patch: applies a unified diff or SEARCH/REPLACE blocks to one file, hunk by hunk, with
+//! the match ladder inside each hunk's window — and all or nothing: if any hunk misses, nothing
+//! is written and the report says which hunks landed where and which failed.
+
+use std::ops::Range;
+
+use crate::matching::{self, Ladder, Lines, Query, Rung};
+use crate::mutation::{self, commit, read_all};
+use crate::patch::{self, Form, Hunk, Patch};
+use crate::path::RelPath;
+use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::tools::edit::{decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE};
+use crate::workspace::Workspace;
+
+/// A numbered hunk is looked for within this many lines of its `@@` position.
+pub const ANCHOR_WINDOW_LINES: usize = 20;
+/// An `@@ <code line>` hunk is looked for within this many lines below its anchor.
+const ANCHOR_LINE_REACH: usize = 400;
+
+pub struct PatchTool;
+
+static SPEC: ToolSpec = ToolSpec {
+    name: "ws_patch",
+    description: "Apply a unified diff (@@ hunks with \" \", \"-\", \"+\" lines) or SEARCH/REPLACE blocks to one file. All hunks apply or none do; the result says where each hunk landed. ws_read the file first.",
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::String,
+            required: false,
+            description: "file to patch (default: the file named in the diff's ---/+++ headers)",
+            aliases: &["file_path", "filePath", "file", "filename"],
+        },
+        Param {
+            name: "patch",
+            kind: Kind::String,
+            required: true,
+            description: "the diff or SEARCH/REPLACE block(s)",
+            aliases: &["diff", "hunk", "patch_text", "content"],
+        },
+    ],
+    example: "{\"path\":\"src/app.py\",\"patch\":\"@@ -10,3 +10,3 @@\\n def load():\\n-    return 1\\n+    return 2\\n\"}",
+    read_only: false,
+    passes_unknown_args: false,
+    rest_hint: "",
+};
+
+impl Tool for PatchTool {
+    fn spec(&self) -> &'static ToolSpec {
+        &SPEC
+    }
+
+    fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
+        let parsed = patch::parse(args.str("patch").unwrap_or_default())
+            .map_err(|e| ToolError::Refused(format!("patch refused — {e}")))?;
+        let path = file_to_patch(ws, args.str("path"), &parsed)?;
+        let target = mutation::target(&ws.jail, &path, "patch")?;
+        if parsed.creates_or_deletes {
+            return Err(ToolError::Refused(format!(
+                "patch refused — the diff creates or deletes a file (/dev/null in its headers). Create files with ws_write {{\"path\":\"{path}\",\"content\":\"…\"}}; ws_patch changes an existing file."
+            )));
+        }
+        if !target.exists() {
+            return Err(missing_file(ws, &path));
+        }
+        let current = read_all(&ws.jail, &target.real)?;
+        require_fresh_read(ws, &path, &target.real, &current, "patch")?;
+        let text = decode(&path, current)?;
+
+        let outcome = apply_hunks(text.view(), &parsed);
+        let unit = if parsed.form == Form::SearchReplace {
+            "block"
+        } else {
+            "hunk"
+        };
+        let total = parsed.hunks.len();
+        let failed = outcome.reports.iter().filter(|r| r.is_err()).count();
+        let mut report = String::new();
+        for (i, r) in outcome.reports.iter().enumerate() {
+            let line = match r {
+                Ok(s) | Err(s) => s,
+            };
+            report.push_str(&format!("{unit} {}/{total} {line}\n", i + 1));
+        }
+        if failed > 0 {
+            return Err(ToolError::Refused(format!(
+                "patch refused — nothing was written: {failed} of {total} {unit}(s) did not apply.\n{report}Fix the failed {unit}(s) (re-read those lines with ws_read) and send the whole patch again."
+            )));
+        }
+        let replaced: usize = outcome.edits.iter().map(|(r, _)| r.len()).sum();
+        over_edit_guard(ws, &path, replaced, text.view().len(), "patch")?;
+        let bytes = text.splice(&outcome.edits);
+        let done = commit(ws, &path, bytes, "ws_patch")?;
+        let mut summary = format!("patched {path} ({total} {unit}(s))\n{}", report.trim_end());
+        let mut notes: Vec<&str> = outcome.rungs.iter().filter_map(|r| r.note()).collect();
+        notes.dedup();
+        if parsed.gutter_stripped {
+            notes.push(GUTTER_NOTE);
+        }
+        for note in notes {
+            summary.push('\n');
+            summary.push_str(note);
+        }
+        Ok(done.present(&summary).into())
+    }
+}
+
+/// The file the patch is for: `path` if given, else the one file its headers name; refused
+/// when the headers name another file or several.
+fn file_to_patch(
+    ws: &Workspace,
+    given: Option<&str>,
+    parsed: &Patch,
+) -> Result<RelPath, ToolError> {
+    if parsed.files.len() > 1 {
+        return Err(ToolError::Refused(format!(
+            "patch refused — this diff touches {} files ({}). ws_patch changes one file per call: send one ws_patch per file.",
+            parsed.files.len(),
+            parsed.files.join(", ")
+        )));
+    }
+    let header = parsed
+        .files
+        .first()
+        .map(|f| ws.jail.parse(f))
+        .transpose()
+        .map_err(|e| {
+            ToolError::Refused(format!(
+                "patch refused — the diff's header names a bad path: {e}"
+            ))
+        })?;
+    match (given.filter(|g| !g.trim().is_empty()), header) {
+        (Some(g), header) => {
+            let path = ws.jail.parse(g)?;
+            if let Some(h) = header {
+                if h != path {
+                    return Err(ToolError::Refused(format!(
+                        "patch refused — the diff's ---/+++ headers name {h}, but path is {path}. Send path \"{h}\" if the diff is for that file, or fix the headers."
+                    )));
+                }
+            }
+            Ok(path)
+        }
+        (None, Some(h)) => Ok(h),
+        (None, None) => Err(ToolError::Args(
+            "ws_patch needs \"path\" (the file to patch) when the diff has no ---/+++ headers. Example: ws_patch {\"path\":\"src/app.py\",\"patch\":\"@@ -10,3 +10,3 @@\\n …\"}".into(),
+        )),
+    }
+}
+
+/// What applying every hunk produced: edits in original-view coordinates (sorted), one report
+/// line per hunk (Ok when it landed), and the rung each landed hunk used.
+struct Outcome {
+    edits: Vec<(Range<usize>, String)>,
+    reports: Vec<Result<String, String>>,
+    rungs: Vec<Rung>,
+}
+
+/// Applies the hunks in order against the text as changed by the earlier ones; every landed
+/// hunk is kept as an edit of the original, so bytes outside them are never rewritten.
+fn apply_hunks(original: &str, parsed: &Patch) -> Outcome {
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    let mut reports = Vec::new();
+    let mut rungs = Vec::new();
+    // Line delta of the hunks applied so far, to carry into later @@ positions.
+    let mut delta: isize = 0;
+    // Numbered hunks must land in order: not before the end of the previous one.
+    let mut floor_line = 0usize;
+    for hunk in &parsed.hunks {
+        let current = render(original, &edits);
+        let lines = Lines::new(&current);
+        match place(&current, &lines, hunk, delta, floor_line) {
+            Ok(placed) => {
+                let Some(orig_range) = to_original(&edits, &placed.range) else {
+                    reports.push(Err("FAILED: it overlaps a change made by an earlier hunk; merge the two into one hunk".to_string()));
+                    continue;
+                };
+                let old_lines = hunk.old.len() as isize;
+                let new_lines = hunk.new.len() as isize;
+                let orig_first = (placed.first_line as isize - delta).max(0) as usize + 1;
+                let mut line = if hunk.old.is_empty() {
+                    format!("inserted after line {}", orig_first - 1)
+                } else {
+                    let last = orig_first + hunk.old.len() - 1;
+                    format!("anchored@{orig_first}..{last} {}", placed.rung.label())
+                };
+                if let Some(note) = placed.note {
+                    line.push(' ');
+                    line.push_str(&note);
+                }
+                reports.push(Ok(line));
+                rungs.push(placed.rung);
+                if hunk.old_start.is_some() {
+                    floor_line = placed.first_line + hunk.new.len();
+                }
+                delta += new_lines - old_lines;
+                let at = edits.partition_point(|(r, _)| {
+                    r.start < orig_range.start
+                        || (r.start == orig_range.start && r.end <= orig_range.start)
+                });
+                edits.insert(at, (orig_range, placed.text));
+            }
+            Err(why) => reports.push(Err(format!("FAILED: {why}"))),
+        }
+    }
+    Outcome {
+        edits,
+        reports,
+        rungs,
+    }
+}
+
+struct Placed {
+    range: Range<usize>,
+    text: String,
+    first_line: usize,
+    rung: Rung,
+    note: Option<String>,
+}
+
+/// Finds where one hunk goes in the current text.
+fn place(
+    current: &str,
+    lines: &Lines,
+    hunk: &Hunk,
+    delta: isize,
+    floor_line: usize,
+) -> Result<Placed, String> {
+    let new_text = join(&hunk.new);
+    let expected = hunk
+        .old_start
+        .map(|n| ((n as isize - 1) + delta).max(0) as usize);
+    if hunk.old.is_empty() {
+        return insertion(current, lines, hunk, expected, &new_text);
+    }
+    let old_text = join(&hunk.old);
+    let query = |window: Option<Range<usize>>| Query {
+        old: &old_text,
+        new: &new_text,
+        first_line_in: window,
+        whole_lines: true,
+        replace_all: false,
+    };
+    let landed = |ladder: Ladder, note: Option<String>| {
+        match ladder {
+        Ladder::Landed { rung, mut edits } => {
+            let e = edits.remove(0);
+            Some(Ok(Placed {
+                range: e.range,
+                text: e.text,
+                first_line: e.first_line,
+                rung,
+                note,
+            }))
+        }
+        Ladder::Ambiguous { rung, lines } => Some(Err(format!(
+            "its context matches {} places (lines {}) under the {} match; add more context lines so it matches once",
+            lines.len(),
+            lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+            rung.label()
+        ))),
+        Ladder::NotFound => None,
+    }
+    };
+
+    if let Some(exp) = expected {
+        let lo = exp.saturating_sub(ANCHOR_WINDOW_LINES).max(floor_line);
+        let hi = exp + ANCHOR_WINDOW_LINES + 1;
+        if let Some(r) = landed(matching::run(current, &query(Some(lo..hi))), None) {
+            return r;
+        }
+        // Beyond the spec: context unique anywhere else in the file still lands, with a note.
+        return match matching::run(current, &query(Some(floor_line..usize::MAX))) {
+            Ladder::Landed { rung, mut edits } => {
+                let e = edits.remove(0);
+                let offset = e.first_line as isize - exp as isize;
+                Ok(Placed {
+                    note: Some(format!(
+                        "[landed {} lines {} its @@ position: its context is unique in the file]",
+                        offset.unsigned_abs(),
+                        if offset > 0 { "below" } else { "above" }
+                    )),
+                    range: e.range,
+                    text: e.text,
+                    first_line: e.first_line,
+                    rung,
+                })
+            }
+            Ladder::Ambiguous { lines, .. } => Err(format!(
+                "its context was not found within ±{ANCHOR_WINDOW_LINES} lines of line {} and matches {} places elsewhere (lines {}); fix the @@ line numbers or add context",
+                exp + 1,
+                lines.len(),
+                lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            )),
+            Ladder::NotFound => Err(not_found(current, &old_text, Some(exp + 1))),
+        };
+    }
+    let window = match &hunk.anchor {
+        Some(anchor) => anchor_line(lines, anchor).map(|a| a..a + ANCHOR_LINE_REACH),
+        None => None,
+    };
+    if let Some(r) = landed(matching::run(current, &query(window.clone())), None) {
+        return r;
+    }
+    if window.is_some() {
+        // The anchor line did not help; the context alone may still be unique.
+        if let Some(r) = landed(matching::run(current, &query(None)), None) {
+            return r;
+        }
+    }
+    Err(not_found(current, &old_text, None))
+}
+
+/// A hunk with no old lines inserts after line N (N = 0: the top).
+fn insertion(
+    current: &str,
+    lines: &Lines,
+    hunk: &Hunk,
+    expected: Option<usize>,
+    new_text: &str,
+) -> Result<Placed, String> {
+    // `@@ -N,0` means "after line N", so the insertion point is line index N (+ delta).
+    let at_line = match (hunk.old_start, expected, &hunk.anchor) {
+        (Some(0), _, _) => 0,
+        (Some(_), Some(exp), _) => exp + 1,
+        (None, _, Some(anchor)) => anchor_line(lines, anchor)
+            .map(|a| a + 1)
+            .ok_or_else(|| format!("it only adds lines, and its anchor line \"{anchor}\" was not found exactly once; include 2–3 unchanged lines around the new ones"))?,
+        _ => {
+            return Err(
+                "it only adds lines and has no line numbers or context, so there is no telling where they go; include 2–3 unchanged lines around the new ones".to_string(),
+            )
+        }
+    };
+    if at_line > lines.len() {
+        return Err(format!(
+            "it inserts after line {}, but the file has {} lines",
+            at_line,
+            lines.len()
+        ));
+    }
+    let pos = lines.start(at_line);
+    let mut text = new_text.to_string();
+    if pos == current.len() && !current.is_empty() && !current.ends_with('\n') {
+        // Appending after a last line without a newline: keep the newline missing at the end.
+        text = format!("\n{}", text.trim_end_matches('\n'));
+    }
+    Ok(Placed {
+        range: pos..pos,
+        text,
+        first_line: at_line,
+        rung: Rung::Exact,
+        note: None,
+    })
+}
+
+/// The one line equal (trimmed) to an `@@ <code line>` anchor, if exactly one.
+fn anchor_line(lines: &Lines, anchor: &str) -> Option<usize> {
+    let want = anchor.trim();
+    let mut hits = (0..lines.len()).filter(|&i| lines.line(i).trim() == want);
+    match (hits.next(), hits.next()) {
+        (Some(i), None) => Some(i),
+        _ => None,
+    }
+}
+
+fn not_found(current: &str, old_text: &str, near: Option<usize>) -> String {
+    let place = match near {
+        Some(n) => format!("its context was not found within ±{ANCHOR_WINDOW_LINES} lines of line {n}, nor anywhere else in the file"),
+        None => "its context was not found in the file".to_string(),
+    };
+    match matching::closest(current, old_text) {
+        Some(region) => {
+            let mut out = format!("{place}. The closest region (lines marked > differ):\n");
+            for (n, line, differs) in &region.lines {
+                out.push_str(&format!(
+                    "   {}{n:5}|{line}\n",
+                    if *differs { ">" } else { " " }
+                ));
+            }
+            out.trim_end().to_string()
+        }
+        None => place,
+    }
+}
+
+fn join(lines: &[String]) -> String {
+    let mut s = lines.join("\n");
+    if !lines.is_empty() {
+        s.push('\n');
+    }
+    s
+}
+
+/// The original view with `edits` (original coordinates, sorted) applied.
+fn render(original: &str, edits: &[(Range<usize>, String)]) -> String {
+    let mut out = String::with_capacity(original.len());
+    let mut at = 0;
+    for (r, text) in edits {
+        out.push_str(&original[at..r.start]);
+        out.push_str(text);
+        at = r.end;
+    }
+    out.push_str(&original[at..]);
+    out
+}
+
+/// Maps a range of the current text back to the original, or `None` when it touches text an
+/// earlier hunk wrote.
+fn to_original(edits: &[(Range<usize>, String)], cur: &Range<usize>) -> Option<Range<usize>> {
+    let mut shift: isize = 0;
+    let mut gap_start = 0usize;
+    for (orig, text) in edits {
+        let new_start = (orig.start as isize + shift) as usize;
+        let new_end = new_start + text.len();
+        if cur.start >= gap_start && cur.end <= new_start {
+            break;
+        }
+        if cur.start < new_end && cur.end > new_start
+            || (cur.start == cur.end && cur.start > new_start && cur.start < new_end)
+        {
+            return None;
+        }
+        shift += text.len() as isize - orig.len() as isize;
+        gap_start = new_end;
+    }
+    if cur.start < gap_start {
+        return None;
+    }
+    let start = (cur.start as isize - shift) as usize;
+    let end = (cur.end as isize - shift) as usize;
+    Some(start..end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_ranges_around_earlier_edits() {
+        // Original "aaaa bbbb cccc"; an edit turned "bbbb" (5..9) into "B".
+        let edits = vec![(5..9, "B".to_string())];
+        // Current "aaaa B cccc": "cccc" is at 7..11, originally 10..14.
+        assert_eq!(to_original(&edits, &(7..11)), Some(10..14));
+        assert_eq!(to_original(&edits, &(0..4)), Some(0..4));
+        assert_eq!(to_original(&edits, &(4..6)), None);
+    }
+}

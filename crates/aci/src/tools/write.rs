@@ -1,0 +1,156 @@
+//! ws_write: creates files (and their directories). Overwriting is allowed only after a fresh
+//! ws_read, a large file is not silently replaced by a tiny one, and an empty body is never
+//! mistaken for content.
+
+use crate::mutation::{self, commit, read_all};
+use crate::registry::{unknown_args_error, Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::text::Text;
+use crate::workspace::{Freshness, Workspace};
+
+/// Files above this size are protected by the truncation guard.
+pub const SHRINK_GUARD_MIN_BYTES: usize = 400;
+
+pub struct WriteTool;
+
+static SPEC: ToolSpec = ToolSpec {
+    name: "ws_write",
+    description: "Create a new file with the given content (parent directories are created). To change an existing file use ws_edit; overwriting a whole file needs a ws_read of it first.",
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::String,
+            required: true,
+            description: "file to create, relative to the project root",
+            aliases: &["file_path", "filePath", "file", "filename"],
+        },
+        Param {
+            name: "content",
+            kind: Kind::String,
+            required: false,
+            description: "the complete file content",
+            aliases: &["contents", "text", "body"],
+        },
+        Param {
+            name: "allow_shrink",
+            kind: Kind::Boolean,
+            required: false,
+            description: "set true to really replace a large file with much shorter content",
+            aliases: &[],
+        },
+    ],
+    example: "{\"path\":\"src/util.py\",\"content\":\"def helper():\\n    return 1\\n\"}",
+    read_only: false,
+    passes_unknown_args: true,
+    rest_hint: "",
+};
+
+const BODY_KEYS: &str = "\"content\" (also accepted: \"contents\", \"text\", \"body\")";
+
+impl Tool for WriteTool {
+    fn spec(&self) -> &'static ToolSpec {
+        &SPEC
+    }
+
+    fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
+        let path = ws.jail.parse(args.str("path").unwrap_or_default())?;
+        let target = mutation::target(&ws.jail, &path, "write")?;
+        let content = args.str("content").unwrap_or_default();
+        let allow_shrink = args.flag("allow_shrink");
+        let unknown = args.unknown();
+        let unknown_note = if unknown.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " This call sent unrecognized key(s) {} — the text belongs under \"content\".",
+                unknown
+                    .iter()
+                    .map(|k| format!("\"{k}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        if content.is_empty() && !target.exists() {
+            return Err(ToolError::Refused(format!(
+                "Write refused — content is empty, so this would create {path} as a 0-byte file. Put the file's text in {BODY_KEYS}.{unknown_note}"
+            )));
+        }
+        if !unknown.is_empty() {
+            return Err(unknown_args_error(&SPEC, unknown));
+        }
+
+        let mut notes = Vec::new();
+        let mut bytes = content.as_bytes().to_vec();
+        let mut was_lines = None;
+        if target.exists() {
+            let current = read_all(&ws.jail, &target.real)?;
+            if ws.config.read_before_edit {
+                match ws.session.freshness(&target.real, &current) {
+                    Freshness::Fresh => {}
+                    Freshness::NeverRead => {
+                        return Err(ToolError::Refused(format!(
+                            "write refused — {path} already exists and has not been read in this session. To change part of it, edit it in place:\n  1. ws_read {{\"path\":\"{path}\"}}\n  2. ws_edit {{\"path\":\"{path}\",\"old_str\":\"<lines copied from ws_read, without the 42| prefix>\",\"new_str\":\"<the new lines>\"}}\nTo replace the whole file, ws_read it first, then send this ws_write again."
+                        )))
+                    }
+                    Freshness::Changed => {
+                        return Err(ToolError::Refused(format!(
+                            "write refused — {path} changed on disk since you read it. Read it again with ws_read {{\"path\":\"{path}\"}} before overwriting it."
+                        )))
+                    }
+                }
+            }
+            if content.is_empty() && !allow_shrink {
+                return Err(ToolError::Refused(format!(
+                    "Write refused — content is empty, so this would empty {path} ({} bytes). Emptying an existing file needs \"allow_shrink\": true.",
+                    current.len()
+                )));
+            }
+            if current.len() > SHRINK_GUARD_MIN_BYTES
+                && bytes.len() * 2 < current.len()
+                && !allow_shrink
+            {
+                return Err(ToolError::Refused(format!(
+                    "write refused — this would shrink {path} from {} to {} bytes ({}% of its size). To change part of the file use ws_edit. If you really mean to replace it with this shorter content, repeat the call with \"allow_shrink\": true.",
+                    current.len(),
+                    bytes.len(),
+                    bytes.len() * 100 / current.len()
+                )));
+            }
+            // Keep the file's conventions a model cannot type: CRLF endings and a BOM.
+            if let Ok(text) = Text::decode(current.clone()) {
+                if text.is_crlf() && !content.contains("\r\n") && content.contains('\n') {
+                    bytes = text.encode(content).into_bytes();
+                    notes.push("[kept the file's CRLF line endings]");
+                }
+                if text.has_bom() && !content.starts_with('\u{feff}') {
+                    bytes.splice(0..0, *b"\xEF\xBB\xBF");
+                    notes.push("[kept the file's byte-order mark]");
+                }
+            }
+            if bytes == current {
+                return Ok(format!(
+                    "{path} already has exactly this content; nothing was written."
+                )
+                .into());
+            }
+            was_lines = Some(count_lines(&current));
+        }
+
+        let lines = count_lines(&bytes);
+        let len = bytes.len();
+        let done = commit(ws, &path, bytes, "ws_write")?;
+        let mut summary = match was_lines {
+            None => format!("created {path} ({lines} lines, {len} bytes)"),
+            Some(was) => format!("wrote {path} ({lines} lines, {len} bytes; was {was} lines)"),
+        };
+        for note in notes {
+            summary.push(' ');
+            summary.push_str(note);
+        }
+        Ok(done.present(&summary).into())
+    }
+}
+
+fn count_lines(bytes: &[u8]) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', bytes).count();
+    newlines + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
+}
