@@ -401,8 +401,13 @@ fn collapse_ws(s: &str) -> String {
 }
 
 /// Smart quotes, dashes, ellipses and unusual spaces mapped to ASCII, whitespace collapsed.
+/// Most lines are plain ASCII with single spaces: those are borrowed, not rebuilt.
 fn unicode_normalized(s: &str) -> Cow<'_, str> {
-    Cow::Owned(collapse_ws(&ascii_punctuation(s.trim(), |_| true)))
+    let t = s.trim();
+    if t.is_ascii() && !t.contains("  ") && !t.contains('\t') {
+        return Cow::Borrowed(t);
+    }
+    Cow::Owned(collapse_ws(&ascii_punctuation(t, |_| true)))
 }
 
 fn ascii_punctuation(s: &str, keep: impl Fn(char) -> bool) -> String {
@@ -749,7 +754,22 @@ pub fn closest(view: &str, old: &str) -> Option<Closest> {
         .map(|l| l.trim())
         .filter(|l| !l.is_empty())
         .collect();
-    let old_tokens: HashSet<String> = old_lines.iter().flat_map(|l| tokens(l)).collect();
+    let old_tokens: HashSet<String> = old_lines
+        .iter()
+        .flat_map(|l| tokens(l))
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let mut lowered = String::new();
+    let mut shared = |l: &str| {
+        tokens(l)
+            .filter(|t| {
+                lowered.clear();
+                lowered.push_str(t);
+                lowered.make_ascii_lowercase();
+                old_tokens.contains(lowered.as_str())
+            })
+            .count()
+    };
     let score: Vec<usize> = (0..lines.len())
         .map(|i| {
             let l = lines.line(i).trim();
@@ -758,7 +778,7 @@ pub fn closest(view: &str, old: &str) -> Option<Closest> {
             } else if old_set.contains(l) {
                 4
             } else {
-                tokens(l).filter(|t| old_tokens.contains(t)).count().min(3)
+                shared(l).min(3)
             }
         })
         .collect();
@@ -791,11 +811,10 @@ pub fn closest(view: &str, old: &str) -> Option<Closest> {
     })
 }
 
-/// Identifier-like words, lowercased, so a case slip still counts as shared.
-fn tokens(line: &str) -> impl Iterator<Item = String> + '_ {
+/// Identifier-like words (compared lowercased, so a case slip still counts as shared).
+fn tokens(line: &str) -> impl Iterator<Item = &str> {
     line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|t| t.len() >= 2)
-        .map(str::to_lowercase)
 }
 
 #[cfg(test)]

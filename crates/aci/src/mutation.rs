@@ -317,8 +317,15 @@ fn check_identity(
     let id = |m: &cap_std::fs::Metadata| (m.dev(), m.ino());
     let control_id = id(&control_meta);
     let scratch_id = jail.metadata(&control.join(SCRATCH)).ok().map(|m| id(&m));
+
+    let scratch = control.join(SCRATCH);
     let mut dir = real.parent();
     loop {
+        // `real` has every existing symlink resolved, so reaching the scratch directory by
+        // name (even before it exists) means the file is inside it.
+        if dir == scratch {
+            return Ok(());
+        }
         if let Ok(meta) = jail.metadata(&dir) {
             let here = id(&meta);
             if Some(here) == scratch_id {

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use slmcode_aci::{Config, Registry, Workspace};
+use slmcode_aci::{pending, Config, Registry, Workspace};
 
 #[derive(Parser)]
 #[command(
@@ -42,12 +42,32 @@ enum Command {
         #[arg(long)]
         root: Option<PathBuf>,
     },
+    /// Review-mode changes waiting under .slmcode/pending/: list, show, apply or reject them.
+    Pending {
+        #[command(subcommand)]
+        action: PendingAction,
+        /// Project root (default: the current directory).
+        #[arg(long, global = true)]
+        root: Option<PathBuf>,
+    },
     /// List the tools with their descriptions and argument schemas.
     Tools {
         /// Print the list as JSON.
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum PendingAction {
+    /// List staged changes, oldest first.
+    List,
+    /// Show one staged change as a diff against the file as it is now.
+    Show { id: String },
+    /// Write one staged change (refused if the file changed since it was staged).
+    Apply { id: String },
+    /// Drop one staged change.
+    Reject { id: String },
 }
 
 fn main() -> ExitCode {
@@ -85,6 +105,33 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 std::io::stdout().lock(),
             )?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Pending { action, root } => {
+            let mut ws = open_workspace(root)?;
+            let result = match action {
+                PendingAction::List => pending::list(&ws.jail).map(|list| {
+                    if list.is_empty() {
+                        return "no pending changes".to_string();
+                    }
+                    list.iter()
+                        .map(|p| format!("{}  {}  {}", p.id, p.tool, p.path))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                }),
+                PendingAction::Show { id } => pending::show(&ws.jail, &id),
+                PendingAction::Apply { id } => pending::apply(&mut ws, &id),
+                PendingAction::Reject { id } => pending::reject(&ws.jail, &id),
+            };
+            match result {
+                Ok(text) => {
+                    writeln!(std::io::stdout().lock(), "{}", text.trim_end())?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("slmcode pending: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
         }
         Command::Tools { json } => {
             print_tools(json)?;

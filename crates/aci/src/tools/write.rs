@@ -139,8 +139,12 @@ impl Tool for WriteTool {
         let len = bytes.len();
         let done = commit(ws, &path, bytes, "ws_write")?;
         let mut summary = match was_lines {
-            None => format!("created {path} ({lines} lines, {len} bytes)"),
-            Some(was) => format!("wrote {path} ({lines} lines, {len} bytes; was {was} lines)"),
+            None => format!("created {path} ({}, {len} bytes)", count(lines, "line")),
+            Some(was) => format!(
+                "wrote {path} ({}, {len} bytes; was {})",
+                count(lines, "line"),
+                count(was, "line")
+            ),
         };
         for note in notes {
             summary.push(' ');
@@ -148,6 +152,11 @@ impl Tool for WriteTool {
         }
         Ok(done.present(&summary).into())
     }
+}
+
+/// "1 line", "2 lines".
+fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 fn count_lines(bytes: &[u8]) -> usize {

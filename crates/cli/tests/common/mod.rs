@@ -106,7 +106,16 @@ impl Project {
 
     /// Feeds `input` to `slmcode session` and parses every output line.
     pub fn session(&self, input: &str) -> Vec<Value> {
-        let mut child = bin()
+        self.session_env(input, &[])
+    }
+
+    /// [`Project::session`] with extra environment variables.
+    pub fn session_env(&self, input: &str, env: &[(&str, &str)]) -> Vec<Value> {
+        let mut cmd = bin();
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
             .arg("session")
             .arg("--root")
             .arg(self.root())

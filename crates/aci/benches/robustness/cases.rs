@@ -1,0 +1,705 @@
+//! Building one case: a unique span of a real file, the edit a model means to make, the exact
+//! file that edit should produce, and what a drifting model actually sends.
+
+use serde_json::{json, Value};
+
+use crate::rng::Rng;
+use crate::sources::SourceFile;
+
+/// The tool a case drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tool {
+    Edit,
+    Patch,
+}
+
+impl Tool {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Edit => "ws_edit",
+            Tool::Patch => "ws_patch",
+        }
+    }
+}
+
+/// How what the model sends differs from what it read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drift {
+    None,
+    TrailingWs,
+    Dedented,
+    OverIndented,
+    TabsForSpaces,
+    SpacesForTabs,
+    BlankDropped,
+    BlankAdded,
+    Gutter,
+    MiddleLineOld,
+    MiddleLineBoth,
+    CrlfFile,
+    Unicode,
+    EscapedNewlines,
+    PatchNone,
+    PatchOffset,
+    PatchFenced,
+    PatchSearchReplace,
+}
+
+pub const ALL: &[Drift] = &[
+    Drift::None,
+    Drift::TrailingWs,
+    Drift::Dedented,
+    Drift::OverIndented,
+    Drift::TabsForSpaces,
+    Drift::SpacesForTabs,
+    Drift::BlankDropped,
+    Drift::BlankAdded,
+    Drift::Gutter,
+    Drift::MiddleLineOld,
+    Drift::MiddleLineBoth,
+    Drift::CrlfFile,
+    Drift::Unicode,
+    Drift::EscapedNewlines,
+    Drift::PatchNone,
+    Drift::PatchOffset,
+    Drift::PatchFenced,
+    Drift::PatchSearchReplace,
+];
+
+impl Drift {
+    pub fn tool(self) -> Tool {
+        match self {
+            Drift::PatchNone | Drift::PatchOffset | Drift::PatchFenced | Drift::PatchSearchReplace => {
+                Tool::Patch
+            }
+            _ => Tool::Edit,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Drift::None => "none (exact)",
+            Drift::TrailingWs => "trailing whitespace added",
+            Drift::Dedented => "indent: dedented",
+            Drift::OverIndented => "indent: over-indented",
+            Drift::TabsForSpaces => "indent: tabs for spaces",
+            Drift::SpacesForTabs => "indent: spaces for tabs*",
+            Drift::BlankDropped => "blank line dropped",
+            Drift::BlankAdded => "blank line added",
+            Drift::Gutter => "ws_read gutter pasted",
+            Drift::MiddleLineOld => "middle line misremembered",
+            Drift::MiddleLineBoth => "middle line misremembered+",
+            Drift::CrlfFile => "CRLF file, LF old/new",
+            Drift::Unicode => "smart quotes / dashes",
+            Drift::EscapedNewlines => "literal \\n escapes",
+            Drift::PatchNone => "none (unified diff)",
+            Drift::PatchOffset => "@@ numbers off by 1-15",
+            Drift::PatchFenced => "```diff fence + prose",
+            Drift::PatchSearchReplace => "SEARCH/REPLACE block",
+        }
+    }
+
+    /// Needs a span of at least five lines.
+    fn long_span(self) -> bool {
+        matches!(self, Drift::MiddleLineOld | Drift::MiddleLineBoth)
+    }
+}
+
+/// One prepared run.
+pub struct Case {
+    pub drift: Drift,
+    /// Source label of the file.
+    pub file: String,
+    /// File name inside the temporary workspace.
+    pub name: String,
+    /// 1-based first line and line count of the span.
+    pub first_line: usize,
+    pub span_lines: usize,
+    pub original: Vec<u8>,
+    pub expected: Vec<u8>,
+    pub args: Value,
+    /// What the model sent (old_str, or the patch), for reports.
+    pub sent: String,
+    /// The ws_read window the model looked at: offset, limit.
+    pub read: (usize, usize),
+    /// For the gutter drift: the lines the ws_read output must contain verbatim.
+    pub gutter_lines: Vec<String>,
+    /// One line saying what the intended edit was.
+    pub intent: String,
+}
+
+/// The edit a model means to make to the span.
+struct Intended {
+    lines: Vec<String>,
+    /// Index (in the span) of the line whose identifier was renamed.
+    renamed: Option<usize>,
+    /// Index (in the span) of the line a new line was inserted after.
+    inserted_after: Option<usize>,
+    summary: String,
+}
+
+/// Identifier-like tokens of at least three characters: byte ranges.
+fn identifiers(line: &str) -> Vec<(usize, usize)> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            // Not the tail of a number or of a non-ASCII word.
+            let glued = s > 0 && !b[s - 1].is_ascii();
+            if i - s >= 3 && !glued && b[s..i].iter().any(|c| c.is_ascii_alphabetic()) {
+                out.push((s, i));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn leading_ws(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+fn is_blank(line: &str) -> bool {
+    line.trim().is_empty()
+}
+
+/// A realistic modification: rename one identifier occurrence, insert a comment line with its
+/// neighbour's indentation, or both. `keep` is a span line that must not be renamed.
+fn intend(span: &[&str], comment: &str, rng: &mut Rng, keep: Option<usize>) -> Option<Intended> {
+    let mode = rng.below(4); // 0,1: rename; 2: insert; 3: both
+    let mut lines: Vec<String> = span.iter().map(|s| s.to_string()).collect();
+    let mut renamed = None;
+    let mut inserted_after = None;
+    let mut summary = Vec::new();
+    if mode != 2 {
+        let eligible: Vec<usize> = (0..span.len())
+            .filter(|&i| Some(i) != keep && !identifiers(span[i]).is_empty())
+            .collect();
+        if eligible.is_empty() {
+            return None;
+        }
+        let i = *rng.pick(&eligible);
+        let ids = identifiers(span[i]);
+        let (s, e) = *rng.pick(&ids);
+        let token = &span[i][s..e];
+        lines[i] = format!("{}{}_v2{}", &span[i][..s], token, &span[i][e..]);
+        renamed = Some(i);
+        summary.push(format!("rename `{token}` → `{token}_v2` in span line {}", i + 1));
+    }
+    if mode >= 2 {
+        let eligible: Vec<usize> = (0..span.len()).filter(|&i| !is_blank(span[i])).collect();
+        let j = *rng.pick(&eligible);
+        let indent = leading_ws(span[j]).to_string();
+        lines.insert(
+            j + 1,
+            format!("{indent}{comment} edited: keep this in sync with the caller"),
+        );
+        inserted_after = Some(j);
+        summary.push(format!("insert a comment line after span line {}", j + 1));
+    }
+    Some(Intended {
+        lines,
+        renamed,
+        inserted_after,
+        summary: summary.join(", "),
+    })
+}
+
+/// Overlapping occurrences of `needle` in `hay`, stopping at `limit`.
+fn occurrences(hay: &str, needle: &str, limit: usize) -> usize {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let finder = memchr::memmem::Finder::new(n);
+    let mut count = 0;
+    let mut from = 0;
+    while let Some(p) = finder.find(&h[from..]) {
+        count += 1;
+        if count >= limit {
+            break;
+        }
+        from += p + 1;
+    }
+    count
+}
+
+/// The file's space indentation step: 4 when nearly every indented line is a multiple of 4.
+fn space_unit(text: &str) -> usize {
+    let widths: Vec<usize> = text
+        .lines()
+        .filter(|l| !is_blank(l) && l.starts_with(' '))
+        .map(|l| l.len() - l.trim_start_matches(' ').len())
+        .collect();
+    if widths.is_empty() {
+        return 4;
+    }
+    let fours = widths.iter().filter(|w| *w % 4 == 0).count();
+    if fours * 10 >= widths.len() * 9 {
+        4
+    } else {
+        2
+    }
+}
+
+/// Leading runs of spaces rewritten as tabs (one per `unit` spaces, remainder kept as spaces).
+fn spaces_to_tabs(line: &str, unit: usize) -> String {
+    let n = line.len() - line.trim_start_matches(' ').len();
+    if n == 0 {
+        return line.to_string();
+    }
+    format!("{}{}{}", "\t".repeat(n / unit), " ".repeat(n % unit), &line[n..])
+}
+
+/// Leading tabs rewritten as four spaces each.
+fn tabs_to_spaces(line: &str) -> String {
+    let ws = leading_ws(line);
+    format!("{}{}", ws.replace('\t', "    "), &line[ws.len()..])
+}
+
+/// A real file with its leading space indentation turned into tabs (the file a Go or
+/// Makefile-style project would have); only used when no tab-indented span was found.
+fn tabify(text: &str) -> String {
+    let unit = space_unit(text);
+    text.split_inclusive('\n')
+        .map(|l| spaces_to_tabs(l, unit))
+        .collect()
+}
+
+fn join_lines<S: AsRef<str>>(lines: &[S]) -> String {
+    let mut s = String::new();
+    for l in lines {
+        s.push_str(l.as_ref());
+        s.push('\n');
+    }
+    s
+}
+
+fn lines_of(text: &str) -> Vec<String> {
+    text.strip_suffix('\n')
+        .unwrap_or(text)
+        .split('\n')
+        .map(str::to_string)
+        .collect()
+}
+
+fn add_trailing(text: &str, rng: &mut Rng) -> String {
+    const WS: &[&str] = &[" ", "  ", "\t", "    ", " \t"];
+    let lines = lines_of(text);
+    let mut out: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            if rng.chance(0.6) {
+                format!("{l}{}", rng.pick(WS))
+            } else {
+                l.clone()
+            }
+        })
+        .collect();
+    if out == lines {
+        let i = rng.below(out.len());
+        out[i].push(' ');
+    }
+    join_lines(&out)
+}
+
+/// Smart quotes for straight ones, and en/em dashes for ` - ` and `--`.
+fn smarten(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut dq_open, mut sq_open) = (true, true);
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let prev = if i > 0 { chars[i - 1] } else { ' ' };
+        match c {
+            '"' => {
+                out.push(if dq_open { '\u{201C}' } else { '\u{201D}' });
+                dq_open = !dq_open;
+            }
+            '\'' => {
+                if prev.is_alphanumeric() && chars.get(i + 1).is_some_and(|n| n.is_alphabetic()) {
+                    out.push('\u{2019}'); // apostrophe
+                } else {
+                    out.push(if sq_open { '\u{2018}' } else { '\u{2019}' });
+                    sq_open = !sq_open;
+                }
+            }
+            '-' if chars.get(i + 1) == Some(&'-') && prev == ' ' => {
+                out.push('\u{2014}');
+                i += 1;
+            }
+            '-' if prev == ' ' && chars.get(i + 1) == Some(&' ') => out.push('\u{2013}'),
+            _ => out.push(c),
+        }
+        if c == '\n' {
+            dq_open = true;
+            sq_open = true;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Misremembers one identifier in a line: drops its last letter, pluralizes it, or flips the
+/// case of its first letter.
+fn misremember(line: &str, rng: &mut Rng) -> Option<String> {
+    let ids = identifiers(line);
+    if ids.is_empty() {
+        return None;
+    }
+    let (s, e) = *rng.pick(&ids);
+    let token = &line[s..e];
+    let altered = match rng.below(3) {
+        0 => token[..token.len() - 1].to_string(),
+        1 => format!("{token}s"),
+        _ => {
+            let mut c = token.chars();
+            let first = c.next()?;
+            let flipped: String = if first.is_uppercase() {
+                first.to_lowercase().collect()
+            } else {
+                first.to_uppercase().collect()
+            };
+            format!("{flipped}{}", c.as_str())
+        }
+    };
+    let out = format!("{}{}{}", &line[..s], altered, &line[e..]);
+    (out != line).then_some(out)
+}
+
+/// A unified diff turning `old` into `new` as one hunk starting at `at` (1-based).
+fn unified(name: &str, at: usize, old: &str, new: &str) -> String {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut body = String::new();
+    for change in diff.iter_all_changes() {
+        let mark = match change.tag() {
+            similar::ChangeTag::Equal => ' ',
+            similar::ChangeTag::Delete => '-',
+            similar::ChangeTag::Insert => '+',
+        };
+        body.push(mark);
+        body.push_str(change.value());
+    }
+    format!(
+        "--- a/{name}\n+++ b/{name}\n@@ -{at},{} +{at},{} @@\n{body}",
+        old.lines().count(),
+        new.lines().count()
+    )
+}
+
+/// Tries to build one case of `drift` from `file`.
+pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
+    // The spaces-for-tabs drift needs a tab-indented file; use the file itself when it is one.
+    let text: String = if drift == Drift::SpacesForTabs {
+        let tabbed = file.text.lines().filter(|l| l.starts_with('\t')).count();
+        let spaced = file.text.lines().filter(|l| l.starts_with(' ')).count();
+        if tabbed > spaced {
+            file.text.clone()
+        } else {
+            tabify(&file.text)
+        }
+    } else {
+        file.text.clone()
+    };
+    let file_tabbed = text.lines().filter(|l| l.starts_with('\t')).count()
+        > text.lines().filter(|l| l.starts_with(' ')).count();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let comment = file.lang.comment(&file.name);
+
+    for _attempt in 0..40 {
+        let n = if drift.long_span() {
+            rng.range(5, 8)
+        } else {
+            rng.range(3, 8)
+        };
+        if lines.len() < n + 2 {
+            return None;
+        }
+        let start = rng.below(lines.len() - n + 1);
+        let raw = &lines[start..start + n];
+        if !raw.iter().all(|l| l.ends_with('\n')) || raw.iter().any(|l| l.len() > 240) {
+            continue;
+        }
+        if raw
+            .iter()
+            .filter(|l| l.chars().any(char::is_alphanumeric))
+            .count()
+            < 2
+        {
+            continue;
+        }
+        let old_text: String = raw.concat();
+        if occurrences(&text, &old_text, 2) != 1
+            || occurrences(&text, &old_text[..old_text.len() - 1], 2) != 1
+        {
+            continue;
+        }
+        let span: Vec<&str> = raw.iter().map(|l| &l[..l.len() - 1]).collect();
+
+        // Kind-specific requirements, and the line a misremembering drift alters.
+        let mut middle = None;
+        match drift {
+            Drift::Dedented => {
+                let base = span
+                    .iter()
+                    .filter(|l| !is_blank(l))
+                    .map(|l| leading_ws(l).len())
+                    .min()
+                    .unwrap_or(0);
+                if base == 0 {
+                    continue;
+                }
+            }
+            Drift::TabsForSpaces => {
+                if !span.iter().any(|l| l.starts_with(' ') && !is_blank(l))
+                    || span.iter().any(|l| l.starts_with('\t'))
+                {
+                    continue;
+                }
+            }
+            Drift::SpacesForTabs => {
+                if !span.iter().any(|l| l.starts_with('\t') && !is_blank(l)) {
+                    continue;
+                }
+            }
+            Drift::BlankDropped => {
+                if !(1..n - 1).any(|i| is_blank(span[i])) {
+                    continue;
+                }
+            }
+            Drift::BlankAdded => {
+                if !(0..n - 1).any(|i| !is_blank(span[i]) && !is_blank(span[i + 1])) {
+                    continue;
+                }
+            }
+            Drift::MiddleLineOld | Drift::MiddleLineBoth => {
+                let eligible: Vec<usize> = (1..n - 1)
+                    .filter(|&i| !is_blank(span[i]) && !identifiers(span[i]).is_empty())
+                    .collect();
+                if eligible.is_empty() {
+                    continue;
+                }
+                middle = Some(*rng.pick(&eligible));
+            }
+            Drift::Unicode => {
+                if smarten(&old_text) == old_text {
+                    continue;
+                }
+            }
+            _ => {}
+        }
+
+        let Some(intended) = intend(&span, comment, rng, middle) else {
+            continue;
+        };
+        let new_text = join_lines(&intended.lines);
+        let at = lines[..start].iter().map(|l| l.len()).sum::<usize>();
+        let expected_text = format!(
+            "{}{}{}",
+            &text[..at],
+            new_text,
+            &text[at + old_text.len()..]
+        );
+        let mut original = text.clone().into_bytes();
+        let mut expected = expected_text.into_bytes();
+        let first_line = start + 1;
+        let mut gutter_lines = Vec::new();
+        let mut intent = intended.summary.clone();
+
+        // What the model sends.
+        let (old, new): (String, String) = match drift {
+            Drift::None | Drift::CrlfFile => (old_text.clone(), new_text.clone()),
+            Drift::TrailingWs => (add_trailing(&old_text, rng), add_trailing(&new_text, rng)),
+            Drift::Dedented => {
+                let base = span
+                    .iter()
+                    .filter(|l| !is_blank(l))
+                    .map(|l| leading_ws(l).len())
+                    .min()
+                    .unwrap_or(0);
+                let dedent = |t: &str| {
+                    join_lines(
+                        &lines_of(t)
+                            .iter()
+                            .map(|l| {
+                                if is_blank(l) {
+                                    String::new()
+                                } else {
+                                    l[base.min(leading_ws(l).len())..].to_string()
+                                }
+                            })
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                (dedent(&old_text), dedent(&new_text))
+            }
+            Drift::OverIndented => {
+                let unit = if file_tabbed { "\t" } else { "    " };
+                let indent = |t: &str| {
+                    join_lines(
+                        &lines_of(t)
+                            .iter()
+                            .map(|l| {
+                                if is_blank(l) {
+                                    l.clone()
+                                } else {
+                                    format!("{unit}{l}")
+                                }
+                            })
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                (indent(&old_text), indent(&new_text))
+            }
+            Drift::TabsForSpaces => {
+                let unit = space_unit(&text);
+                let conv = |t: &str| {
+                    join_lines(
+                        &lines_of(t)
+                            .iter()
+                            .map(|l| spaces_to_tabs(l, unit))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                (conv(&old_text), conv(&new_text))
+            }
+            Drift::SpacesForTabs => {
+                let conv = |t: &str| {
+                    join_lines(
+                        &lines_of(t)
+                            .iter()
+                            .map(|l| tabs_to_spaces(l))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                (conv(&old_text), conv(&new_text))
+            }
+            Drift::BlankDropped => {
+                let cands: Vec<usize> = (1..n - 1).filter(|&i| is_blank(span[i])).collect();
+                let b = *rng.pick(&cands);
+                let kept: Vec<&str> = (0..n).filter(|&i| i != b).map(|i| span[i]).collect();
+                (join_lines(&kept), new_text.clone())
+            }
+            Drift::BlankAdded => {
+                let cands: Vec<usize> = (0..n - 1)
+                    .filter(|&i| !is_blank(span[i]) && !is_blank(span[i + 1]))
+                    .collect();
+                let i = *rng.pick(&cands);
+                let mut with: Vec<&str> = span.clone();
+                with.insert(i + 1, "");
+                (join_lines(&with), new_text.clone())
+            }
+            Drift::Gutter => {
+                gutter_lines = span
+                    .iter()
+                    .enumerate()
+                    .map(|(k, l)| format!("{:6}|{}", first_line + k, l))
+                    .collect();
+                (join_lines(&gutter_lines), new_text.clone())
+            }
+            Drift::MiddleLineOld | Drift::MiddleLineBoth => {
+                let m = middle.expect("chosen above");
+                let Some(altered) = misremember(span[m], rng) else {
+                    continue;
+                };
+                let mut old_lines: Vec<&str> = span.clone();
+                old_lines[m] = &altered;
+                let old = join_lines(&old_lines);
+                let new = if drift == Drift::MiddleLineBoth {
+                    // The model re-emits the unchanged line from memory in new_str too.
+                    let shift = usize::from(intended.inserted_after.is_some_and(|j| j < m));
+                    let mut new_lines = intended.lines.clone();
+                    debug_assert_eq!(new_lines[m + shift], span[m]);
+                    new_lines[m + shift] = altered.clone();
+                    join_lines(&new_lines)
+                } else {
+                    new_text.clone()
+                };
+                intent.push_str(&format!(
+                    "; span line {} misremembered as {:?}",
+                    m + 1,
+                    altered.trim()
+                ));
+                (old, new)
+            }
+            Drift::Unicode => (smarten(&old_text), smarten(&new_text)),
+            Drift::EscapedNewlines => {
+                let esc = |t: &str| t[..t.len() - 1].replace('\n', "\\n");
+                (esc(&old_text), esc(&new_text))
+            }
+            Drift::PatchNone
+            | Drift::PatchOffset
+            | Drift::PatchFenced
+            | Drift::PatchSearchReplace => (old_text.clone(), new_text.clone()),
+        };
+
+        if drift == Drift::CrlfFile {
+            original = text.replace('\n', "\r\n").into_bytes();
+            expected = String::from_utf8(expected)
+                .expect("utf-8")
+                .replace('\n', "\r\n")
+                .into_bytes();
+        }
+
+        let (args, sent) = match drift.tool() {
+            Tool::Edit => {
+                // Models leave the final newline off about half the time.
+                let (old, new) = if drift != Drift::EscapedNewlines && rng.chance(0.5) {
+                    (
+                        old.strip_suffix('\n').unwrap_or(&old).to_string(),
+                        new.strip_suffix('\n').unwrap_or(&new).to_string(),
+                    )
+                } else {
+                    (old, new)
+                };
+                (
+                    json!({"path": file.name, "old_str": old, "new_str": new}),
+                    old,
+                )
+            }
+            Tool::Patch => {
+                let patch = match drift {
+                    Drift::PatchNone => unified(&file.name, first_line, &old, &new),
+                    Drift::PatchOffset => {
+                        let off = rng.range(1, 15);
+                        let at = if first_line > off && rng.chance(0.5) {
+                            first_line - off
+                        } else {
+                            first_line + off
+                        };
+                        intent.push_str(&format!("; @@ says line {at}, span is at {first_line}"));
+                        unified(&file.name, at, &old, &new)
+                    }
+                    Drift::PatchFenced => format!(
+                        "```diff\n{}```\nThis renames the identifier and keeps the caller in sync.\n",
+                        unified(&file.name, first_line, &old, &new)
+                    ),
+                    _ => format!("<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n"),
+                };
+                (json!({"path": file.name, "patch": patch}), patch)
+            }
+        };
+
+        let read_offset = first_line.saturating_sub(5).max(1);
+        return Some(Case {
+            drift,
+            file: file.label.clone(),
+            name: file.name.clone(),
+            first_line,
+            span_lines: n,
+            original,
+            expected,
+            args,
+            sent,
+            read: (read_offset, n + 10),
+            gutter_lines,
+            intent,
+        });
+    }
+    None
+}
+

@@ -1,0 +1,292 @@
+//! The one mutation path through the real binary: the .slmcode/ boundary in all its forms,
+//! reserved names, permission modes (auto, dry-run, review + `slmcode pending`), modes kept,
+//! and the atomic replace leaving nothing behind.
+
+mod common;
+use std::os::unix::fs::PermissionsExt;
+
+use common::{bin, Project};
+use serde_json::json;
+
+/// Runs a session: reads `path` first, then the given call; returns the call's reply.
+fn read_then(
+    p: &Project,
+    path: &str,
+    tool: &str,
+    args: serde_json::Value,
+    env: &[(&str, &str)],
+) -> serde_json::Value {
+    let input = format!(
+        "{}\n{}\n",
+        json!({"tool": "ws_read", "args": {"path": path}}),
+        json!({"tool": tool, "args": args})
+    );
+    let mut out = p.session_env(&input, env);
+    out.pop().expect("a reply")
+}
+
+const BOUNDARY: &str = "is harness control state, not project source";
+
+#[test]
+fn control_files_are_refused_by_text_case_and_alias() {
+    let p = Project::new();
+    p.write(".slmcode/config.yaml", "max_tool_chars: 8000\n");
+    p.write(".slmcode/hooks.json", "{}\n");
+    for path in [
+        ".slmcode/hooks.json",
+        ".SLMCODE/hooks.json",
+        ".slmcode/pending/x.json",
+        "./.slmcode//new.json",
+    ] {
+        let msg = p.err(
+            "ws_write",
+            &json!({"path": path, "content": "x"}).to_string(),
+        );
+        assert!(msg.contains(BOUNDARY), "{path}: {msg}");
+        assert!(
+            msg.contains("If you need scratch space, write under .slmcode/scratch/ instead."),
+            "{msg}"
+        );
+    }
+    // A symlinked alias of the directory, and a symlink to a control file.
+    p.symlink(".slmcode", "ctl");
+    let msg = p.err(
+        "ws_write",
+        r#"{"path":"ctl/hooks.json","content":"{\"x\":1}"}"#,
+    );
+    assert!(msg.contains(BOUNDARY), "{msg}");
+    p.symlink(".slmcode/config.yaml", "settings.yaml");
+    let reply = read_then(
+        &p,
+        "settings.yaml",
+        "ws_edit",
+        json!({"path":"settings.yaml","old_str":"8000","new_str":"9"}),
+        &[],
+    );
+    assert_eq!(reply["is_error"], true);
+    assert!(
+        reply["text"].as_str().unwrap().contains(BOUNDARY),
+        "{reply}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path(".slmcode/config.yaml")).unwrap(),
+        "max_tool_chars: 8000\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path(".slmcode/hooks.json")).unwrap(),
+        "{}\n"
+    );
+}
+
+#[test]
+fn scratch_is_writable() {
+    let p = Project::new();
+    p.mkdir(".slmcode");
+    let text = p.ok(
+        "ws_write",
+        r#"{"path":".slmcode/scratch/notes.md","content":"plan\n"}"#,
+    );
+    assert!(
+        text.starts_with("created .slmcode/scratch/notes.md"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path(".slmcode/scratch/notes.md")).unwrap(),
+        "plan\n"
+    );
+}
+
+#[test]
+fn a_hard_link_to_a_control_file_is_not_written_through() {
+    let p = Project::new();
+    p.write(".slmcode/config.yaml", "max_tool_chars: 8000\n");
+    std::fs::hard_link(p.path(".slmcode/config.yaml"), p.path("linked.yaml")).unwrap();
+    let reply = read_then(
+        &p,
+        "linked.yaml",
+        "ws_edit",
+        json!({"path":"linked.yaml","old_str":"8000","new_str":"600"}),
+        &[],
+    );
+    assert_eq!(reply["is_error"], false, "{reply}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("linked.yaml")).unwrap(),
+        "max_tool_chars: 600\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path(".slmcode/config.yaml")).unwrap(),
+        "max_tool_chars: 8000\n"
+    );
+}
+
+#[test]
+fn reserved_windows_names_are_refused() {
+    let p = Project::new();
+    for name in ["nul", "NUL.txt", "src/con.rs", "com1.log", "lpt3"] {
+        let msg = p.err(
+            "ws_write",
+            &json!({"path": name, "content": "x"}).to_string(),
+        );
+        assert!(msg.contains("reserved device name"), "{name}: {msg}");
+        assert!(!p.path(name).exists());
+    }
+    assert!(p
+        .ok("ws_write", r#"{"path":"src/console.rs","content":"x\n"}"#)
+        .starts_with("created"));
+}
+
+#[test]
+fn modes_are_kept_and_new_files_get_0644_and_no_temp_files_remain() {
+    let p = Project::new();
+    p.write("run.sh", "#!/bin/sh\necho one\n");
+    std::fs::set_permissions(p.path("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let reply = read_then(
+        &p,
+        "run.sh",
+        "ws_edit",
+        json!({"path":"run.sh","old_str":"echo one","new_str":"echo two"}),
+        &[],
+    );
+    assert_eq!(reply["is_error"], false, "{reply}");
+    let mode = std::fs::metadata(p.path("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert_eq!(mode, 0o755);
+    p.ok(
+        "ws_write",
+        r#"{"path":"deep/new/file.txt","content":"hi\n"}"#,
+    );
+    let mode = std::fs::metadata(p.path("deep/new/file.txt"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert_eq!(mode, 0o644);
+    for dir in [p.root().to_path_buf(), p.path("deep/new")] {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(!name.contains(".slmcode-"), "temp file left behind: {name}");
+        }
+    }
+}
+
+#[test]
+fn dry_run_reports_a_diff_and_writes_nothing() {
+    let p = Project::new();
+    p.write("a.py", "x = 1\ny = 2\n");
+    let env = [("SLMCODE_PERMISSION_MODE", "dry-run")];
+    let reply = read_then(
+        &p,
+        "a.py",
+        "ws_edit",
+        json!({"path":"a.py","old_str":"y = 2","new_str":"y = 3"}),
+        &env,
+    );
+    let text = reply["text"].as_str().unwrap();
+    assert_eq!(reply["is_error"], false);
+    assert!(
+        text.starts_with(
+            "[dry-run — nothing was written] would have: edited a.py (1 replacement(s))"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("-y = 2\n+y = 3"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("a.py")).unwrap(),
+        "x = 1\ny = 2\n"
+    );
+    let (text, _) = p.tool_env("ws_write", r#"{"path":"new.txt","content":"n\n"}"#, &env);
+    assert!(text.contains("+n"), "{text}");
+    assert!(!p.path("new.txt").exists());
+}
+
+#[test]
+fn review_stages_and_pending_applies_or_rejects() {
+    let p = Project::new();
+    p.write("a.py", "x = 1\n");
+    let env = [("SLMCODE_PERMISSION_MODE", "review")];
+    let reply = read_then(
+        &p,
+        "a.py",
+        "ws_edit",
+        json!({"path":"a.py","old_str":"x = 1","new_str":"x = 2"}),
+        &env,
+    );
+    let text = reply["text"].as_str().unwrap();
+    assert!(
+        text.contains("[review mode — staged as .slmcode/pending/"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(p.path("a.py")).unwrap(), "x = 1\n");
+    let id = text
+        .split("pending apply ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("`]")
+        .to_string();
+
+    let pending = |args: &[&str]| {
+        let out = bin()
+            .arg("pending")
+            .args(args)
+            .arg("--root")
+            .arg(p.root())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, list, _) = pending(&["list"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        list.contains(&id) && list.contains("ws_edit") && list.contains("a.py"),
+        "{list}"
+    );
+    let (_, show, _) = pending(&["show", &id]);
+    assert!(show.contains("-x = 1\n+x = 2"), "{show}");
+    let (code, applied, _) = pending(&["apply", &id]);
+    assert_eq!(code, Some(0), "{applied}");
+    assert_eq!(std::fs::read_to_string(p.path("a.py")).unwrap(), "x = 2\n");
+    let (code, _, err) = pending(&["apply", &id]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no pending change"), "{err}");
+    assert_eq!(pending(&["list"]).1.trim(), "no pending changes");
+
+    // A change staged against bytes that have since changed is refused on apply.
+    let reply = read_then(
+        &p,
+        "a.py",
+        "ws_edit",
+        json!({"path":"a.py","old_str":"x = 2","new_str":"x = 3"}),
+        &env,
+    );
+    let text = reply["text"].as_str().unwrap();
+    let id = text
+        .split("pending apply ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("`]")
+        .to_string();
+    p.write("a.py", "x = 99\n");
+    let (code, _, err) = pending(&["apply", &id]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("was made against a different version"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(p.path("a.py")).unwrap(), "x = 99\n");
+    let (code, rejected, _) = pending(&["reject", &id]);
+    assert_eq!(code, Some(0));
+    assert!(
+        rejected.starts_with(&format!("rejected {id}")),
+        "{rejected}"
+    );
+    let (code, _, err) = pending(&["show", "../../etc/passwd"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("is not a pending change id"), "{err}");
+}
