@@ -54,7 +54,7 @@ impl Rung {
             Rung::BlankLines => Some("[matched ignoring blank lines — your old_str had different blank-line spacing]"),
             Rung::Anchored => Some("[matched on first+last line anchors — the middle of your old_str did not match exactly; verify the result with ws_read]"),
             Rung::Unicode => Some("[matched after normalizing unicode punctuation — your old_str had smart quotes, dashes or non-breaking spaces where the file has others]"),
-            Rung::Escapes => Some("[matched after unescaping \\n in old_str — send real line breaks, not backslash-n]"),
+            Rung::Escapes => Some("[matched after unescaping \\n and \\\" in old_str — send real line breaks and quotes, not backslash escapes]"),
         }
     }
 }
@@ -156,8 +156,8 @@ pub fn run(view: &str, q: &Query) -> Ladder {
     if verdict != Ladder::NotFound {
         return verdict;
     }
-    // Beyond the spec: literal "\n" escapes in a one-line old_str.
-    if !q.old.contains('\n') && q.old.contains("\\n") {
+    // Beyond the spec: literal "\n" / "\"" escapes in a one-line old_str.
+    if !q.old.contains('\n') && (q.old.contains("\\n") || q.old.contains("\\\"")) {
         let old = unescape(q.old);
         let new = if q.new.contains('\n') {
             q.new.to_string()

@@ -139,7 +139,8 @@ pub fn commit_as(
 ) -> Result<Done, ToolError> {
     let verb = verb_of(tool);
     let target = target(&ws.jail, path, verb)?;
-    let before = if target.exists() {
+    // Only dry-run and review need the old bytes (for the diff and the staged record).
+    let before = if target.exists() && mode != PermissionMode::Auto {
         Some(read_all(&ws.jail, &target.real)?)
     } else {
         None
