@@ -89,9 +89,11 @@ pub enum Ladder {
         rung: Rung,
         edits: Vec<Replacement>,
     },
-    /// Two or more candidates on this rung; 1-based first lines.
+    /// Two or more candidates on this rung: how many, and their 1-based first lines (a line
+    /// holding two candidates is listed once).
     Ambiguous {
         rung: Rung,
+        count: usize,
         lines: Vec<usize>,
     },
     NotFound,
@@ -174,8 +176,9 @@ pub fn run(view: &str, q: &Query) -> Ladder {
                 rung: Rung::Escapes,
                 edits,
             },
-            Ladder::Ambiguous { lines, .. } => Ladder::Ambiguous {
+            Ladder::Ambiguous { count, lines, .. } => Ladder::Ambiguous {
                 rung: Rung::Escapes,
+                count,
                 lines,
             },
             Ladder::NotFound => Ladder::NotFound,
@@ -214,22 +217,26 @@ fn run_rungs(lines: &Lines, q: &Query, rungs: &[Rung]) -> Ladder {
                 }
             }
             _ if q.replace_all => {
-                let mut edits = Vec::new();
-                let mut taken_until: Option<usize> = None;
+                // Greedy, in file order, skipping candidates that overlap one already taken:
+                // byte ranges for exact matches (two on one line are both replaced), whole
+                // lines for the line-based rungs.
+                let mut edits: Vec<Replacement> = Vec::new();
                 for span in spans {
-                    if taken_until.is_some_and(|end| span.0 <= end) {
-                        continue;
+                    let overlaps = edits.last().is_some_and(|prev| match span.2 {
+                        Some((start, _)) => start < prev.range.end,
+                        None => span.0 <= prev.last_line,
+                    });
+                    if !overlaps {
+                        edits.push(replacement(lines, q, &old_lines, rung, span));
                     }
-                    taken_until = Some(span.1);
-                    edits.push(replacement(lines, q, &old_lines, rung, span));
                 }
                 return Ladder::Landed { rung, edits };
             }
             _ => {
-                return Ladder::Ambiguous {
-                    rung,
-                    lines: spans.iter().map(|s| s.0 + 1).collect(),
-                }
+                let mut lines: Vec<usize> = spans.iter().map(|s| s.0 + 1).collect();
+                let count = lines.len();
+                lines.dedup();
+                return Ladder::Ambiguous { rung, count, lines };
             }
         }
     }
@@ -617,45 +624,70 @@ fn text_unit(texts: &[&str], file: Indent) -> usize {
     }
 }
 
-/// Re-applies the file's indentation to `new`: each line keeps its depth relative to old's
-/// first non-blank line, measured in old's indentation steps, and is written at the matched
-/// region's base in the file's own unit. Tabs stay tabs.
+/// Re-applies the file's indentation to `new`.
+///
+/// Old's non-blank lines are paired, in order, with the non-blank lines they matched in the
+/// file. A new line whose text is one of old's lines is placed relative to that line's place
+/// in the file: where the model kept it at old's depth it takes the file line's indentation
+/// verbatim (so a line mis-indented in both old and new lands where it is in the file), and
+/// where the model moved it deeper or shallower it moves by as many steps. Any other new line
+/// keeps its depth relative to the line placed just above it (or to old's first line).
+/// Depths are counted in the model's indentation steps and written in the file's own unit;
+/// tabs stay tabs.
 fn reindent(new: &str, old_lines: &[&str], matched: &[&str], file: Indent) -> String {
-    let Some(old_first) = old_lines.iter().find(|l| !l.trim().is_empty()) else {
+    let pairs: Vec<(&str, &str)> = old_lines
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .copied()
+        .zip(matched.iter().filter(|l| !l.trim().is_empty()).copied())
+        .collect();
+    let Some(&(old_first, file_first)) = pairs.first() else {
         return new.to_string();
     };
-    let Some(file_first) = matched.iter().find(|l| !l.trim().is_empty()) else {
-        return new.to_string();
-    };
-    let old_base = cols(old_first);
-    let file_base_ws = leading_ws(file_first);
-    let file_base = cols(file_first);
     let old_text = old_lines.join("\n");
     let unit = text_unit(&[&old_text, new], file);
-    let file_step = match file {
+    let step = match file {
         Indent::Tabs => TAB_COLS,
         Indent::Spaces(n) => n,
     };
+    // Moves a file depth by a model-column difference, in file steps.
+    let shift = |base: usize, base_ws: &str, from: usize, to: usize| -> String {
+        if to == from {
+            return base_ws.to_string();
+        }
+        let rel = to.abs_diff(from);
+        let moved = (rel / unit) * step + rel % unit;
+        let target = if to > from {
+            base + moved
+        } else {
+            base.saturating_sub(moved)
+        };
+        render_indent(target, file)
+    };
+    // The line placed last: its depth as the model wrote it in new, and the indentation it got.
+    let mut above: (usize, String) = (cols(old_first), leading_ws(file_first).to_string());
+    let mut cursor = 0usize;
     let mut out = Vec::new();
     for line in new.split('\n') {
         if line.trim().is_empty() {
             out.push(String::new());
             continue;
         }
-        let w = cols(line);
         let body = line.trim_start_matches([' ', '\t']);
-        let indent = if w == old_base {
-            file_base_ws.to_string()
-        } else {
-            let target = if w > old_base {
-                let rel = w - old_base;
-                file_base + (rel / unit) * file_step + rel % unit
-            } else {
-                let rel = old_base - w;
-                file_base.saturating_sub((rel / unit) * file_step + rel % unit)
-            };
-            render_indent(target, file)
+        let w = cols(line);
+        // The same text as a line of old (searching forward first, keeping order).
+        let same = (cursor..pairs.len())
+            .chain(0..cursor)
+            .find(|&k| pairs[k].0.trim() == line.trim());
+        let indent = match same {
+            Some(k) => {
+                cursor = k + 1;
+                let (old_line, file_line) = pairs[k];
+                shift(cols(file_line), leading_ws(file_line), cols(old_line), w)
+            }
+            None => shift(cols(&above.1), &above.1, above.0, w),
         };
+        above = (w, indent.clone());
         out.push(format!("{indent}{body}"));
     }
     out.join("\n")
@@ -914,6 +946,7 @@ mod tests {
             run(file, &q("x = 1", "x = 3")),
             Ladder::Ambiguous {
                 rung: Rung::Exact,
+                count: 2,
                 lines: vec![1, 3]
             }
         );
@@ -921,6 +954,7 @@ mod tests {
             run(file, &q("  x = 1  \n", "x = 3\n")),
             Ladder::Ambiguous {
                 rung: Rung::Indentation,
+                count: 2,
                 lines: vec![1, 3]
             }
         );

@@ -52,6 +52,7 @@ pub enum ParseError {
     Empty,
     #[error("hunk {0} changes nothing: it has no \"-\" or \"+\" lines")]
     NoChange(usize),
+    /// Reported by ws_patch when a partly-guttered patch does not apply as written.
     #[error("the patch has ws_read line-number prefixes (\"  42|\") on some lines but not on others. The prefix is display only; remove it from every line and send the patch again")]
     PartialGutter,
 }
@@ -69,7 +70,7 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
     let is_search_replace = lines
         .iter()
         .any(|l| l.starts_with("<<<<<<<") || l.starts_with(">>>>>>>") || l.trim_end() == "=======");
-    let mut patch = if is_search_replace {
+    let patch = if is_search_replace {
         parse_search_replace(&lines)
     } else if lines.iter().any(|l| l.starts_with("@@")) {
         parse_unified(&lines)
@@ -86,8 +87,44 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
             return Err(ParseError::NoChange(i + 1));
         }
     }
-    strip_gutter(&mut patch)?;
     Ok(patch)
+}
+
+/// What a pasted ws_read gutter means for a patch.
+#[derive(Debug, PartialEq, Eq)]
+pub enum GutterVariant {
+    /// No copied line carries it.
+    None,
+    /// Every copied (context and removed) line carries it: the patch with it stripped.
+    Stripped(Patch),
+    /// Some copied lines carry it and some do not.
+    Partial,
+}
+
+/// The gutter reading of a patch. Callers try the patch as written first: text that merely
+/// looks like a gutter (`1|2 => …` match arms, shell `case` arms) may really be in the file.
+pub fn gutter_variant(patch: &Patch) -> GutterVariant {
+    let copied: Vec<&str> = patch
+        .hunks
+        .iter()
+        .flat_map(|h| h.old.iter().map(String::as_str))
+        .collect();
+    match gutter(&copied.join("\n")) {
+        Gutter::None => GutterVariant::None,
+        Gutter::Some(_) => GutterVariant::Partial,
+        Gutter::Every(_) => {
+            let mut stripped = patch.clone();
+            for hunk in &mut stripped.hunks {
+                for line in hunk.old.iter_mut().chain(hunk.new.iter_mut()) {
+                    if let Gutter::Every(s) = gutter(line) {
+                        *line = s;
+                    }
+                }
+            }
+            stripped.gutter_stripped = true;
+            GutterVariant::Stripped(stripped)
+        }
+    }
 }
 
 /// Unified hunks (and the bare form, which is one hunk without a header).
@@ -321,31 +358,6 @@ fn trim_blank_edges(lines: &[&str]) -> Vec<String> {
     lines[start..end].iter().map(|l| l.to_string()).collect()
 }
 
-/// Strips a pasted ws_read gutter when every line the model copied from the file (context and
-/// removed lines) carries it; refuses a patch where only some do.
-fn strip_gutter(patch: &mut Patch) -> Result<(), ParseError> {
-    let copied: Vec<&str> = patch
-        .hunks
-        .iter()
-        .flat_map(|h| h.old.iter().map(String::as_str))
-        .collect();
-    match gutter(&copied.join("\n")) {
-        Gutter::None => Ok(()),
-        Gutter::Some(_) => Err(ParseError::PartialGutter),
-        Gutter::Every(_) => {
-            for hunk in &mut patch.hunks {
-                for line in hunk.old.iter_mut().chain(hunk.new.iter_mut()) {
-                    if let Gutter::Every(stripped) = gutter(line) {
-                        *line = stripped;
-                    }
-                }
-            }
-            patch.gutter_stripped = true;
-            Ok(())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,15 +414,16 @@ mod tests {
     }
 
     #[test]
-    fn gutter_is_stripped_or_refused() {
+    fn gutter_variants() {
         let p = parse("@@ -2 +2 @@\n-     2|old\n+     2|new\n").unwrap();
-        assert!(p.gutter_stripped);
-        assert_eq!(p.hunks[0].old, vec!["old"]);
-        assert_eq!(p.hunks[0].new, vec!["new"]);
-        assert_eq!(
-            parse("@@ -2 +2 @@\n      1|a\n-old\n+new\n"),
-            Err(ParseError::PartialGutter)
-        );
+        let GutterVariant::Stripped(s) = gutter_variant(&p) else {
+            panic!("expected a stripped variant");
+        };
+        assert!(s.gutter_stripped);
+        assert_eq!(s.hunks[0].old, vec!["old"]);
+        assert_eq!(s.hunks[0].new, vec!["new"]);
+        let p = parse("@@ -2 +2 @@\n      1|a\n-old\n+new\n").unwrap();
+        assert_eq!(gutter_variant(&p), GutterVariant::Partial);
     }
 
     #[test]

@@ -84,6 +84,12 @@ impl Text {
         i + crs_before + if self.bom { BOM.len() } else { 0 }
     }
 
+    /// How many bytes of the file on disk a view range covers (CRs and BOM included), so
+    /// size guards judge the file, not the view.
+    pub fn original_len(&self, range: &Range<usize>) -> usize {
+        self.orig(range.end) - self.orig(range.start)
+    }
+
     /// Replaces view ranges (sorted, non-overlapping) with LF text, returning the new file
     /// bytes. Only the bytes of the replaced spans change; the replacement's newlines follow
     /// the file's dominant ending.

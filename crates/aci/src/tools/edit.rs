@@ -67,11 +67,11 @@ impl Tool for EditTool {
         if !target.exists() {
             return Err(missing_file(ws, &path));
         }
-        let mut old = args
+        let old = args
             .str("old_str")
             .unwrap_or_default()
             .replace("\r\n", "\n");
-        let mut new = args
+        let new = args
             .str("new_str")
             .unwrap_or_default()
             .replace("\r\n", "\n");
@@ -79,19 +79,20 @@ impl Tool for EditTool {
         if old.trim().is_empty() {
             return Err(ToolError::Refused(empty_old_refusal(&path)));
         }
-        let mut notes: Vec<&str> = Vec::new();
-        match matching::gutter(&old) {
-            Gutter::None => {}
-            Gutter::Every(stripped) => {
-                old = stripped;
-                if let Gutter::Every(stripped_new) = matching::gutter(&new) {
-                    new = stripped_new;
-                }
-                notes.push(GUTTER_NOTE);
+        // A pasted ws_read gutter: the text without it, tried only when the text as sent
+        // does not land (`1|2 => …` match arms look like a gutter but are real code).
+        let gutter = matching::gutter(&old);
+        let stripped = match &gutter {
+            Gutter::Every(old_stripped) => {
+                let new_stripped = match matching::gutter(&new) {
+                    Gutter::Every(n) => n,
+                    _ => new.clone(),
+                };
+                Some((old_stripped.clone(), new_stripped))
             }
-            Gutter::Some(lines) => return Err(ToolError::Refused(partial_gutter_refusal(&lines))),
-        }
-        if old == new {
+            _ => None,
+        };
+        if old == new || stripped.as_ref().is_some_and(|(o, n)| o == n) {
             return Err(ToolError::Refused(
                 "No-op edit refused — old_str and new_str are identical. Put the changed text in new_str.".into(),
             ));
@@ -100,29 +101,52 @@ impl Tool for EditTool {
         let current = read_all(&ws.jail, &target.real)?;
         require_fresh_read(ws, &path, &target.real, &current, "edit")?;
         let text = decode(&path, current)?;
-        let query = Query {
-            old: &old,
-            new: &new,
-            first_line_in: None,
-            whole_lines: false,
-            replace_all,
+        let run = |old: &str, new: &str| {
+            matching::run(
+                text.view(),
+                &Query {
+                    old,
+                    new,
+                    first_line_in: None,
+                    whole_lines: false,
+                    replace_all,
+                },
+            )
         };
-        let edits = match matching::run(text.view(), &query) {
+        let mut notes: Vec<&str> = Vec::new();
+        let mut verdict = run(&old, &new);
+        let mut searched = old.as_str();
+        if !matches!(verdict, Ladder::Landed { .. }) {
+            match (&gutter, &stripped) {
+                (_, Some((o, n))) => {
+                    verdict = run(o, n);
+                    searched = o;
+                    notes.push(GUTTER_NOTE);
+                }
+                (Gutter::Some(lines), _) => {
+                    return Err(ToolError::Refused(partial_gutter_refusal(lines)))
+                }
+                _ => {}
+            }
+        }
+        let edits = match verdict {
             Ladder::Landed { rung, edits } => {
                 if let Some(note) = rung.note() {
                     notes.insert(0, note);
                 }
                 edits
             }
-            Ladder::Ambiguous { rung, lines } => {
-                return Err(ToolError::Refused(ambiguous_refusal(&path, rung, &lines)))
+            Ladder::Ambiguous { rung, count, lines } => {
+                return Err(ToolError::Refused(ambiguous_refusal(
+                    &path, rung, count, &lines,
+                )))
             }
             Ladder::NotFound => {
-                return Err(ToolError::Refused(not_found(&path, text.view(), &old)))
+                return Err(ToolError::Refused(not_found(&path, text.view(), searched)))
             }
         };
-        let replaced: usize = edits.iter().map(|e| e.range.len()).sum();
-        over_edit_guard(ws, &path, replaced, text.view().len(), "edit")?;
+        let replaced: usize = edits.iter().map(|e| text.original_len(&e.range)).sum();
+        over_edit_guard(ws, &path, replaced, text.original().len(), "edit")?;
         let count = edits.len();
         let bytes = text.splice(
             &edits
@@ -228,7 +252,7 @@ fn partial_gutter_refusal(lines: &[usize]) -> String {
 }
 
 /// The refusal for an ambiguous match, naming the strategy and every candidate line.
-pub fn ambiguous_refusal(path: &RelPath, rung: Rung, lines: &[usize]) -> String {
+pub fn ambiguous_refusal(path: &RelPath, rung: Rung, count: usize, lines: &[usize]) -> String {
     let shown = lines
         .iter()
         .take(20)
@@ -237,13 +261,11 @@ pub fn ambiguous_refusal(path: &RelPath, rung: Rung, lines: &[usize]) -> String 
         .join(", ");
     if rung == Rung::Exact {
         format!(
-            "old_str found {} times in {path} (at lines {shown}) — pass replace_all:true, or include more surrounding context so it matches exactly once. Do NOT use ws_write.",
-            lines.len()
+            "old_str found {count} times in {path} (at lines {shown}) — pass replace_all:true, or include more surrounding context so it matches exactly once. Do NOT use ws_write."
         )
     } else {
         format!(
-            "Ambiguous edit refused — the search text matches {} places in {path} (at lines {shown}) under the {} match. Include more surrounding context so it matches once, or pass replace_all:true to replace every one.",
-            lines.len(),
+            "Ambiguous edit refused — the search text matches {count} places in {path} (at lines {shown}) under the {} match. Include more surrounding context so it matches once, or pass replace_all:true to replace every one.",
             rung.label()
         )
     }

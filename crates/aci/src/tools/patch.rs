@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::matching::{self, Ladder, Lines, Query, Rung};
 use crate::mutation::{self, commit, read_all};
-use crate::patch::{self, Form, Hunk, Patch};
+use crate::patch::{self, Form, GutterVariant, Hunk, Patch};
 use crate::path::RelPath;
 use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::tools::edit::{decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE};
@@ -66,7 +66,25 @@ impl Tool for PatchTool {
         require_fresh_read(ws, &path, &target.real, &current, "patch")?;
         let text = decode(&path, current)?;
 
-        let outcome = apply_hunks(text.view(), &parsed);
+        // The patch as written first; a pasted ws_read gutter is stripped only when that
+        // does not apply (text that looks like a gutter may really be in the file).
+        let mut parsed = parsed;
+        let mut outcome = apply_hunks(text.view(), &parsed);
+        if outcome.reports.iter().any(Result::is_err) {
+            match patch::gutter_variant(&parsed) {
+                GutterVariant::Stripped(stripped) => {
+                    outcome = apply_hunks(text.view(), &stripped);
+                    parsed = stripped;
+                }
+                GutterVariant::Partial => {
+                    return Err(ToolError::Refused(format!(
+                        "patch refused — {}",
+                        patch::ParseError::PartialGutter
+                    )))
+                }
+                GutterVariant::None => {}
+            }
+        }
         let unit = if parsed.form == Form::SearchReplace {
             "block"
         } else {
@@ -86,8 +104,12 @@ impl Tool for PatchTool {
                 "patch refused — nothing was written: {failed} of {total} {unit}(s) did not apply.\n{report}Fix the failed {unit}(s) (re-read those lines with ws_read) and send the whole patch again."
             )));
         }
-        let replaced: usize = outcome.edits.iter().map(|(r, _)| r.len()).sum();
-        over_edit_guard(ws, &path, replaced, text.view().len(), "patch")?;
+        let replaced: usize = outcome
+            .edits
+            .iter()
+            .map(|(r, _)| text.original_len(r))
+            .sum();
+        over_edit_guard(ws, &path, replaced, text.original().len(), "patch")?;
         let bytes = text.splice(&outcome.edits);
         let done = commit(ws, &path, bytes, "ws_patch")?;
         let mut summary = format!("patched {path} ({total} {unit}(s))\n{}", report.trim_end());
@@ -252,9 +274,8 @@ fn place(
                 note,
             }))
         }
-        Ladder::Ambiguous { rung, lines } => Some(Err(format!(
-            "its context matches {} places (lines {}) under the {} match; add more context lines so it matches once",
-            lines.len(),
+        Ladder::Ambiguous { rung, count, lines } => Some(Err(format!(
+            "its context matches {count} places (lines {}) under the {} match; add more context lines so it matches once",
             lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
             rung.label()
         ))),
@@ -285,10 +306,9 @@ fn place(
                     rung,
                 })
             }
-            Ladder::Ambiguous { lines, .. } => Err(format!(
-                "its context was not found within ±{ANCHOR_WINDOW_LINES} lines of line {} and matches {} places elsewhere (lines {}); fix the @@ line numbers or add context",
+            Ladder::Ambiguous { count, lines, .. } => Err(format!(
+                "its context was not found within ±{ANCHOR_WINDOW_LINES} lines of line {} and matches {count} places elsewhere (lines {}); fix the @@ line numbers or add context",
                 exp + 1,
-                lines.len(),
                 lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
             )),
             Ladder::NotFound => Err(not_found(current, &old_text, Some(exp + 1))),
