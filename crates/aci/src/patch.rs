@@ -22,6 +22,21 @@ pub struct Hunk {
     pub old: Vec<String>,
     /// Context and added lines, in order.
     pub new: Vec<String>,
+    /// Leading lines taken as context although unprefixed (before any diff line). They may be
+    /// prose ("Change this:"), so a hunk that misses with them is tried without them.
+    pub soft_lead: usize,
+}
+
+impl Hunk {
+    /// The hunk without its soft leading lines, if it has any.
+    pub fn without_soft_lead(&self) -> Option<Hunk> {
+        (self.soft_lead > 0).then(|| Hunk {
+            old: self.old[self.soft_lead..].to_vec(),
+            new: self.new[self.soft_lead..].to_vec(),
+            soft_lead: 0,
+            ..self.clone()
+        })
+    }
 }
 
 /// The form a patch was written in, for the report.
@@ -192,10 +207,15 @@ fn parse_unified(lines: &[&str]) -> Patch {
         }
         // An unprefixed line: context the model forgot to prefix when a diff line follows,
         // otherwise prose (or blank lines) after the hunk.
-        if current.is_some() && next.is_some_and(is_diff_line) {
-            if let Some(hunk) = current.as_mut() {
-                hunk.old.push(line.to_string());
-                hunk.new.push(line.to_string());
+        if next.is_some_and(is_diff_line) && !line.trim().is_empty() {
+            let starting = current
+                .as_ref()
+                .is_none_or(|h| h.old.len() == h.soft_lead && h.new.len() == h.soft_lead);
+            let hunk = current.get_or_insert_with(Hunk::default);
+            hunk.old.push(line.to_string());
+            hunk.new.push(line.to_string());
+            if starting {
+                hunk.soft_lead += 1;
             }
             continue;
         }

@@ -14,8 +14,6 @@ use crate::workspace::Workspace;
 
 /// A numbered hunk is looked for within this many lines of its `@@` position.
 pub const ANCHOR_WINDOW_LINES: usize = 20;
-/// An `@@ <code line>` hunk is looked for within this many lines below its anchor.
-const ANCHOR_LINE_REACH: usize = 400;
 
 pub struct PatchTool;
 
@@ -177,51 +175,88 @@ struct Outcome {
     rungs: Vec<Rung>,
 }
 
-/// Applies the hunks in order against the text as changed by the earlier ones; every landed
-/// hunk is kept as an edit of the original, so bytes outside them are never rewritten.
+/// Applies the hunks in order against the text as changed by the earlier ones. Each landed
+/// hunk is kept as an edit of the original covering only the lines it changes, so bytes it
+/// does not change — its own context lines included — are never rewritten.
 fn apply_hunks(original: &str, parsed: &Patch) -> Outcome {
+    // A last line without a newline is matched as if it had one (hunks are whole lines);
+    // the missing newline stays missing.
+    let virtual_newline = !original.is_empty() && !original.ends_with('\n');
+    let base = if virtual_newline {
+        format!("{original}\n")
+    } else {
+        original.to_string()
+    };
+    let base_lines = Lines::new(&base);
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     let mut reports = Vec::new();
     let mut rungs = Vec::new();
-    // Line delta of the hunks applied so far, to carry into later @@ positions.
+    // Line delta of the hunks applied so far, carried into later @@ positions.
     let mut delta: isize = 0;
-    // Numbered hunks must land in order: not before the end of the previous one.
+    // Numbered hunks land in order: not above the change of the previous one.
     let mut floor_line = 0usize;
     for hunk in &parsed.hunks {
-        let current = render(original, &edits);
+        let current = render(&base, &edits);
         let lines = Lines::new(&current);
-        match place(&current, &lines, hunk, delta, floor_line) {
-            Ok(placed) => {
-                let Some(orig_range) = to_original(&edits, &placed.range) else {
-                    reports.push(Err("FAILED: it overlaps a change made by an earlier hunk; merge the two into one hunk".to_string()));
-                    continue;
-                };
-                let old_lines = hunk.old.len() as isize;
-                let new_lines = hunk.new.len() as isize;
-                let orig_first = (placed.first_line as isize - delta).max(0) as usize + 1;
-                let mut line = if hunk.old.is_empty() {
-                    format!("inserted after line {}", orig_first - 1)
-                } else {
-                    let last = orig_first + hunk.old.len() - 1;
-                    format!("anchored@{orig_first}..{last} {}", placed.rung.label())
-                };
-                if let Some(note) = placed.note {
-                    line.push(' ');
-                    line.push_str(&note);
-                }
-                reports.push(Ok(line));
-                rungs.push(placed.rung);
-                if hunk.old_start.is_some() {
-                    floor_line = placed.first_line + hunk.new.len();
-                }
-                delta += new_lines - old_lines;
-                let at = edits.partition_point(|(r, _)| {
-                    r.start < orig_range.start
-                        || (r.start == orig_range.start && r.end <= orig_range.start)
-                });
-                edits.insert(at, (orig_range, placed.text));
+        let placed = match place(&current, &lines, &base, hunk, delta, floor_line) {
+            Ok(p) => p,
+            Err(why) => {
+                reports.push(Err(format!("FAILED: {why}")));
+                continue;
             }
-            Err(why) => reports.push(Err(format!("FAILED: {why}"))),
+        };
+        let (range, text) = narrow(&current, &placed);
+        let Some(orig) = to_original(&edits, &range) else {
+            reports.push(Err(
+                "FAILED: it changes lines an earlier hunk already changed; merge the two into one hunk"
+                    .to_string(),
+            ));
+            continue;
+        };
+        let mut line = if placed.hunk.old.is_empty() {
+            match orig.start {
+                0 => "inserted at the top".to_string(),
+                at => format!("inserted after line {}", base_lines.line_of(at - 1) + 1),
+            }
+        } else {
+            // The whole matched region, in the file's own line numbers.
+            let start = orig.start - (range.start - placed.range.start);
+            let end = (orig.end + (placed.range.end - range.end)).max(start + 1);
+            format!(
+                "anchored@{}..{} {}",
+                base_lines.line_of(start) + 1,
+                base_lines.line_of(end - 1) + 1,
+                placed.rung.label()
+            )
+        };
+        if let Some(note) = &placed.note {
+            line.push(' ');
+            line.push_str(note);
+        }
+        reports.push(Ok(line));
+        rungs.push(placed.rung);
+        if hunk.old_start.is_some() {
+            floor_line = lines.line_of(range.start);
+        }
+        delta += placed.hunk.new.len() as isize - placed.hunk.old.len() as isize;
+        let at = edits.partition_point(|(r, _)| {
+            r.start < orig.start || (r.start == orig.start && r.end <= orig.start)
+        });
+        edits.insert(at, (orig, text));
+    }
+    if virtual_newline {
+        let len = original.len();
+        for (range, text) in &mut edits {
+            if range.start > len {
+                // An insertion after the last line.
+                *range = len..len;
+                *text = format!("\n{}", text.trim_end_matches('\n'));
+            } else if range.end > len {
+                range.end = len;
+                if text.ends_with('\n') {
+                    text.pop();
+                }
+            }
         }
     }
     Outcome {
@@ -232,17 +267,40 @@ fn apply_hunks(original: &str, parsed: &Patch) -> Outcome {
 }
 
 struct Placed {
+    /// The matched region of the current text and its full replacement.
     range: Range<usize>,
     text: String,
-    first_line: usize,
     rung: Rung,
     note: Option<String>,
+    /// The hunk as it was placed (without soft leading lines, if those had to go).
+    hunk: Hunk,
 }
 
-/// Finds where one hunk goes in the current text.
+/// Finds where one hunk goes in the current text; a hunk whose unprefixed leading lines may
+/// be prose is tried again without them.
 fn place(
     current: &str,
     lines: &Lines,
+    original: &str,
+    hunk: &Hunk,
+    delta: isize,
+    floor_line: usize,
+) -> Result<Placed, String> {
+    match place_one(current, lines, original, hunk, delta, floor_line) {
+        Err(why) => match hunk.without_soft_lead() {
+            Some(trimmed) => {
+                place_one(current, lines, original, &trimmed, delta, floor_line).map_err(|_| why)
+            }
+            None => Err(why),
+        },
+        ok => ok,
+    }
+}
+
+fn place_one(
+    current: &str,
+    lines: &Lines,
+    original: &str,
     hunk: &Hunk,
     delta: isize,
     floor_line: usize,
@@ -252,7 +310,7 @@ fn place(
         .old_start
         .map(|n| ((n as isize - 1) + delta).max(0) as usize);
     if hunk.old.is_empty() {
-        return insertion(current, lines, hunk, expected, &new_text);
+        return insertion(lines, hunk, expected, new_text);
     }
     let old_text = join(&hunk.old);
     let query = |window: Option<Range<usize>>| Query {
@@ -262,81 +320,77 @@ fn place(
         whole_lines: true,
         replace_all: false,
     };
-    let landed = |ladder: Ladder, note: Option<String>| {
-        match ladder {
-        Ladder::Landed { rung, mut edits } => {
-            let e = edits.remove(0);
-            Some(Ok(Placed {
-                range: e.range,
-                text: e.text,
-                first_line: e.first_line,
-                rung,
-                note,
-            }))
+    let placed = |rung: Rung, mut edits: Vec<matching::Replacement>, note: Option<String>| {
+        let e = edits.remove(0);
+        Placed {
+            range: e.range,
+            text: e.text,
+            rung,
+            note,
+            hunk: hunk.clone(),
         }
-        Ladder::Ambiguous { rung, count, lines } => Some(Err(format!(
+    };
+    let ambiguous = |rung: Rung, count: usize, lines: &[usize]| {
+        format!(
             "its context matches {count} places (lines {}) under the {} match; add more context lines so it matches once",
             lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
             rung.label()
-        ))),
-        Ladder::NotFound => None,
-    }
+        )
     };
 
-    if let Some(exp) = expected {
+    if let (Some(exp), Some(header)) = (expected, hunk.old_start) {
         let lo = exp.saturating_sub(ANCHOR_WINDOW_LINES).max(floor_line);
         let hi = exp + ANCHOR_WINDOW_LINES + 1;
-        if let Some(r) = landed(matching::run(current, &query(Some(lo..hi))), None) {
-            return r;
+        match matching::run(current, &query(Some(lo..hi))) {
+            Ladder::Landed { rung, edits } => return Ok(placed(rung, edits, None)),
+            Ladder::Ambiguous { rung, count, lines } => return Err(ambiguous(rung, count, &lines)),
+            Ladder::NotFound => {}
         }
         // Beyond the spec: context unique anywhere else in the file still lands, with a note.
         return match matching::run(current, &query(Some(floor_line..usize::MAX))) {
-            Ladder::Landed { rung, mut edits } => {
-                let e = edits.remove(0);
-                let offset = e.first_line as isize - exp as isize;
-                Ok(Placed {
-                    note: Some(format!(
-                        "[landed {} lines {} its @@ position: its context is unique in the file]",
-                        offset.unsigned_abs(),
-                        if offset > 0 { "below" } else { "above" }
-                    )),
-                    range: e.range,
-                    text: e.text,
-                    first_line: e.first_line,
-                    rung,
-                })
+            Ladder::Landed { rung, edits } => {
+                let first = edits[0].first_line;
+                let offset = first as isize - exp as isize;
+                let note = format!(
+                    "[landed {} lines {} its @@ position: its context is unique in the file]",
+                    offset.unsigned_abs(),
+                    if offset > 0 { "below" } else { "above" }
+                );
+                Ok(placed(rung, edits, Some(note)))
             }
             Ladder::Ambiguous { count, lines, .. } => Err(format!(
-                "its context was not found within ±{ANCHOR_WINDOW_LINES} lines of line {} and matches {count} places elsewhere (lines {}); fix the @@ line numbers or add context",
-                exp + 1,
+                "its context was not found within ±{ANCHOR_WINDOW_LINES} lines of line {header} and matches {count} places elsewhere (lines {}); fix the @@ line numbers or add context",
                 lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
             )),
-            Ladder::NotFound => Err(not_found(current, &old_text, Some(exp + 1))),
+            Ladder::NotFound => Err(not_found(original, &old_text, Some(header))),
         };
     }
-    let window = match &hunk.anchor {
-        Some(anchor) => anchor_line(lines, anchor).map(|a| a..a + ANCHOR_LINE_REACH),
-        None => None,
-    };
-    if let Some(r) = landed(matching::run(current, &query(window.clone())), None) {
-        return r;
-    }
-    if window.is_some() {
-        // The anchor line did not help; the context alone may still be unique.
-        if let Some(r) = landed(matching::run(current, &query(None)), None) {
-            return r;
+    // An `@@ <code line>` header: look inside the block that line opens.
+    let block = hunk
+        .anchor
+        .as_deref()
+        .and_then(|a| anchor_line(lines, a))
+        .map(|a| a..block_end(lines, a));
+    if let Some(window) = &block {
+        match matching::run(current, &query(Some(window.clone()))) {
+            Ladder::Landed { rung, edits } => return Ok(placed(rung, edits, None)),
+            Ladder::Ambiguous { rung, count, lines } => return Err(ambiguous(rung, count, &lines)),
+            Ladder::NotFound => {}
         }
     }
-    Err(not_found(current, &old_text, None))
+    match matching::run(current, &query(None)) {
+        Ladder::Landed { rung, edits } => Ok(placed(rung, edits, None)),
+        Ladder::Ambiguous { rung, count, lines } => Err(ambiguous(rung, count, &lines)),
+        Ladder::NotFound => Err(not_found(original, &old_text, None)),
+    }
 }
 
 /// A hunk with no old lines inserts after line N (N = 0: the top).
 fn insertion(
-    current: &str,
     lines: &Lines,
     hunk: &Hunk,
     expected: Option<usize>,
-    new_text: &str,
+    text: String,
 ) -> Result<Placed, String> {
     // `@@ -N,0` means "after line N", so the insertion point is line index N (+ delta).
     let at_line = match (hunk.old_start, expected, &hunk.anchor) {
@@ -359,17 +413,12 @@ fn insertion(
         ));
     }
     let pos = lines.start(at_line);
-    let mut text = new_text.to_string();
-    if pos == current.len() && !current.is_empty() && !current.ends_with('\n') {
-        // Appending after a last line without a newline: keep the newline missing at the end.
-        text = format!("\n{}", text.trim_end_matches('\n'));
-    }
     Ok(Placed {
         range: pos..pos,
         text,
-        first_line: at_line,
         rung: Rung::Exact,
         note: None,
+        hunk: hunk.clone(),
     })
 }
 
@@ -383,12 +432,207 @@ fn anchor_line(lines: &Lines, anchor: &str) -> Option<usize> {
     }
 }
 
-fn not_found(current: &str, old_text: &str, near: Option<usize>) -> String {
-    let place = match near {
+/// The end (exclusive) of the block an anchor line opens: up to and including the next
+/// non-blank line indented no deeper than the anchor (a closing brace, or the next def).
+fn block_end(lines: &Lines, anchor: usize) -> usize {
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    let base = depth(lines.line(anchor));
+    (anchor + 1..lines.len())
+        .find(|&i| {
+            let l = lines.line(i);
+            !l.trim().is_empty() && depth(l) <= base
+        })
+        .map_or(lines.len(), |i| i + 1)
+}
+
+/// Narrows a placed hunk to the lines it changes. Lines the hunk keeps (its context) are
+/// taken from the file as they are, never from the hunk — so a context line matched ignoring
+/// its trailing spaces, or blank lines the hunk glossed over, stay byte for byte — and
+/// unchanged lines at either end are left out of the edit, so neighbouring hunks that share
+/// a context line do not collide.
+fn narrow(current: &str, placed: &Placed) -> (Range<usize>, String) {
+    if placed.range.is_empty() {
+        return (placed.range.clone(), placed.text.clone());
+    }
+    let region = &current[placed.range.clone()];
+    let text =
+        keep_context(region, &placed.text, &placed.hunk).unwrap_or_else(|| placed.text.clone());
+    // Drop whole lines both sides share at the start and at the end.
+    let mut head = 0;
+    for (a, b) in region.split_inclusive('\n').zip(text.split_inclusive('\n')) {
+        if a != b || !a.ends_with('\n') {
+            break;
+        }
+        head += a.len();
+    }
+    let mut tail = 0;
+    let (r_rest, t_rest) = (&region[head..], &text[head..]);
+    for (a, b) in r_rest
+        .split_inclusive('\n')
+        .rev()
+        .zip(t_rest.split_inclusive('\n').rev())
+    {
+        if a != b || tail + a.len() > r_rest.len().min(t_rest.len()) {
+            break;
+        }
+        tail += a.len();
+    }
+    let range = placed.range.start + head..placed.range.end - tail;
+    (range, text[head..text.len() - tail].to_string())
+}
+
+/// Rebuilds a hunk's replacement so that every line it keeps comes from the file. The hunk's
+/// old lines are aligned with the matched file lines: one to one, or — when blank lines were
+/// skipped — non-blank to non-blank, then blank to blank within each gap. A file blank line
+/// the hunk never mentioned is kept between kept lines and dropped next to a removed line.
+/// `None` when the lines cannot be aligned.
+fn keep_context(region: &str, replacement: &str, hunk: &Hunk) -> Option<String> {
+    let file: Vec<&str> = region
+        .strip_suffix('\n')
+        .unwrap_or(region)
+        .split('\n')
+        .collect();
+    let new: Vec<&str> = replacement
+        .strip_suffix('\n')
+        .unwrap_or(replacement)
+        .split('\n')
+        .collect();
+    if new.len() != hunk.new.len() || hunk.new.is_empty() {
+        return None;
+    }
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &hunk.old, &hunk.new);
+    let mut removed = vec![false; hunk.old.len()];
+    for op in &ops {
+        if let similar::DiffOp::Delete {
+            old_index, old_len, ..
+        }
+        | similar::DiffOp::Replace {
+            old_index, old_len, ..
+        } = *op
+        {
+            removed[old_index..old_index + old_len].fill(true);
+        }
+    }
+    let (align, drop) = align_lines(&file, &hunk.old, &removed)?;
+
+    let mut out: Vec<&str> = Vec::new();
+    let mut cursor = 0usize;
+    for op in ops {
+        let (old_range, new_range) = (op.old_range(), op.new_range());
+        for i in old_range {
+            if let Some(f) = align[i] {
+                catch_up(&file, &drop, &mut out, &mut cursor, f);
+                if !removed[i] {
+                    out.push(file[f]);
+                }
+                cursor = f + 1;
+            }
+        }
+        if matches!(
+            op,
+            similar::DiffOp::Insert { .. } | similar::DiffOp::Replace { .. }
+        ) {
+            out.extend(&new[new_range]);
+        }
+    }
+    catch_up(&file, &drop, &mut out, &mut cursor, file.len());
+    let mut text = out.join("\n");
+    if region.ends_with('\n') && !out.is_empty() {
+        text.push('\n');
+    }
+    Some(text)
+}
+
+/// Emits the file lines the hunk did not mention, from `cursor` up to (not including)
+/// `until`, leaving out those marked to drop.
+fn catch_up<'a>(
+    file: &[&'a str],
+    drop: &[bool],
+    out: &mut Vec<&'a str>,
+    cursor: &mut usize,
+    until: usize,
+) {
+    for f in *cursor..until {
+        if !drop[f] {
+            out.push(file[f]);
+        }
+    }
+    *cursor = until.max(*cursor);
+}
+
+/// Aligns the hunk's old lines with the file lines they matched. Returns, for each old line,
+/// its file line (if any), and for each file line whether to drop it (an unmentioned blank
+/// line next to a removed line).
+fn align_lines(
+    file: &[&str],
+    old: &[String],
+    removed: &[bool],
+) -> Option<(Vec<Option<usize>>, Vec<bool>)> {
+    if file.len() == old.len() {
+        return Some(((0..file.len()).map(Some).collect(), vec![false; file.len()]));
+    }
+    let blank = |l: &str| l.trim().is_empty();
+    let file_nb: Vec<usize> = (0..file.len()).filter(|&i| !blank(file[i])).collect();
+    let old_nb: Vec<usize> = (0..old.len()).filter(|&i| !blank(&old[i])).collect();
+    if file_nb.len() != old_nb.len() {
+        return None;
+    }
+    let mut align = vec![None; old.len()];
+    let mut taken = vec![false; file.len()];
+    for (&o, &f) in old_nb.iter().zip(&file_nb) {
+        align[o] = Some(f);
+        taken[f] = true;
+    }
+    // Gaps between consecutive aligned lines (and before the first, after the last): pair
+    // blank lines in order.
+    let bounds: Vec<(isize, isize)> = std::iter::once((-1, -1))
+        .chain(
+            old_nb
+                .iter()
+                .zip(&file_nb)
+                .map(|(&o, &f)| (o as isize, f as isize)),
+        )
+        .chain(std::iter::once((old.len() as isize, file.len() as isize)))
+        .collect();
+    for w in bounds.windows(2) {
+        let (o0, f0) = w[0];
+        let (o1, f1) = w[1];
+        let olds = (o0 + 1..o1).map(|i| i as usize);
+        let files = (f0 + 1..f1).map(|i| i as usize);
+        for (o, f) in olds.zip(files) {
+            align[o] = Some(f);
+            taken[f] = true;
+        }
+    }
+    // An unmentioned file line is dropped when an aligned neighbour on either side is removed.
+    let owner: Vec<Option<usize>> = {
+        let mut owner = vec![None; file.len()];
+        for (o, f) in align.iter().enumerate() {
+            if let Some(f) = f {
+                owner[*f] = Some(o);
+            }
+        }
+        owner
+    };
+    let drop = (0..file.len())
+        .map(|f| {
+            if taken[f] {
+                return false;
+            }
+            let before = (0..f).rev().find_map(|g| owner[g]);
+            let after = (f + 1..file.len()).find_map(|g| owner[g]);
+            before.is_some_and(|o| removed[o]) || after.is_some_and(|o| removed[o])
+        })
+        .collect();
+    Some((align, drop))
+}
+
+fn not_found(original: &str, old_text: &str, header: Option<usize>) -> String {
+    let place = match header {
         Some(n) => format!("its context was not found within ±{ANCHOR_WINDOW_LINES} lines of line {n}, nor anywhere else in the file"),
         None => "its context was not found in the file".to_string(),
     };
-    match matching::closest(current, old_text) {
+    match matching::closest(original, old_text) {
         Some(region) => {
             let mut out = format!("{place}. The closest region (lines marked > differ):\n");
             for (n, line, differs) in &region.lines {

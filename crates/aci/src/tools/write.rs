@@ -104,17 +104,6 @@ impl Tool for WriteTool {
                     current.len()
                 )));
             }
-            if current.len() > SHRINK_GUARD_MIN_BYTES
-                && bytes.len() * 2 < current.len()
-                && !allow_shrink
-            {
-                return Err(ToolError::Refused(format!(
-                    "write refused — this would shrink {path} from {} to {} bytes ({}% of its size). To change part of the file use ws_edit. If you really mean to replace it with this shorter content, repeat the call with \"allow_shrink\": true.",
-                    current.len(),
-                    bytes.len(),
-                    bytes.len() * 100 / current.len()
-                )));
-            }
             // Keep the file's conventions a model cannot type: CRLF endings and a BOM.
             if let Ok(text) = Text::decode(current.clone()) {
                 if text.is_crlf() && !content.contains("\r\n") && content.contains('\n') {
@@ -125,6 +114,17 @@ impl Tool for WriteTool {
                     bytes.splice(0..0, *b"\xEF\xBB\xBF");
                     notes.push("[kept the file's byte-order mark]");
                 }
+            }
+            if current.len() > SHRINK_GUARD_MIN_BYTES
+                && bytes.len() * 2 < current.len()
+                && !allow_shrink
+            {
+                return Err(ToolError::Refused(format!(
+                    "write refused — this would shrink {path} from {} to {} bytes ({}% of its size). To change part of the file use ws_edit. If you really mean to replace it with this shorter content, repeat the call with \"allow_shrink\": true.",
+                    current.len(),
+                    bytes.len(),
+                    bytes.len() * 100 / current.len()
+                )));
             }
             if bytes == current {
                 return Ok(format!(
