@@ -58,7 +58,7 @@ mod rng {
         }
 
         pub fn chance(&mut self, p: f64) -> bool {
-            (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 < p
+            ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
         }
 
         pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
@@ -108,10 +108,25 @@ fn rung_of(text: &str) -> &'static str {
     const RUNGS: &[(&[&str], &str)] = &[
         (&["escape-unescaped", "unescaping \\n"], "escapes"),
         (&["unicode-punctuation", "normalizing unicode"], "unicode"),
-        (&["anchored-first-last-line", "first+last line anchors"], "anchored"),
-        (&["blank-line-insensitive", "ignoring blank lines"], "blank-lines"),
-        (&["indentation-normalized", "normalizing indentation"], "indentation"),
-        (&["trailing-whitespace-insensitive", "ignoring trailing whitespace"], "trailing-ws"),
+        (
+            &["anchored-first-last-line", "first+last line anchors"],
+            "anchored",
+        ),
+        (
+            &["blank-line-insensitive", "ignoring blank lines"],
+            "blank-lines",
+        ),
+        (
+            &["indentation-normalized", "normalizing indentation"],
+            "indentation",
+        ),
+        (
+            &[
+                "trailing-whitespace-insensitive",
+                "ignoring trailing whitespace",
+            ],
+            "trailing-ws",
+        ),
     ];
     RUNGS
         .iter()
@@ -169,15 +184,28 @@ fn run_case(registry: &Registry, case: &Case) -> Outcome {
     let result = registry.call(&mut ws, case.drift.tool().name(), &case.args);
     let after = std::fs::read(&path).unwrap_or_default();
     let (verdict, how) = if !result.is_error && after == case.expected {
-        (Verdict::Landed, rung_of(&result.text).to_string())
+        let mut how = rung_of(&result.text).to_string();
+        if result.text.contains("stripped ws_read line numbers") {
+            how.push_str("+gutter");
+        }
+        (Verdict::Landed, how)
     } else if result.is_error && after == case.original {
         (Verdict::Refused, reason_of(&result.text))
     } else if result.is_error {
         (Verdict::Wrong, "error, but the file changed".to_string())
     } else if after == case.original {
-        (Verdict::Wrong, "success, but the file is unchanged".to_string())
+        (
+            Verdict::Wrong,
+            "success, but the file is unchanged".to_string(),
+        )
     } else {
-        (Verdict::Wrong, format!("success via {}, but the bytes differ", rung_of(&result.text)))
+        (
+            Verdict::Wrong,
+            format!(
+                "success via {}, but the bytes differ",
+                rung_of(&result.text)
+            ),
+        )
     };
     Outcome {
         verdict,
@@ -234,7 +262,12 @@ fn show_case(case: &Case, o: &Outcome, with_diff: bool) {
         o.how
     );
     println!("      intended: {}", case.intent);
-    println!("      sent: {}", clip(&format!("{:?}", case.sent), 400));
+    // ROBUSTNESS_FULL=1 prints the whole call instead of a clipped old_str.
+    if std::env::var_os("ROBUSTNESS_FULL").is_some() {
+        println!("      call: {}", case.args);
+    } else {
+        println!("      sent: {}", clip(&format!("{:?}", case.sent), 400));
+    }
     println!("      result: {}", clip(&format!("{:?}", o.result), 400));
     if with_diff {
         println!("{}", compact_diff(&case.expected, &o.after, 24));
@@ -280,7 +313,7 @@ fn main() {
     let mut wrong_total = 0usize;
     let mut tabified = 0usize;
     for &drift in cases::ALL {
-        let mut rng = rng::Rng::new(seed ^ rng::hash(drift.name()));
+        let mut rng = rng::Rng::new(seed ^ rng::hash(&format!("{drift:?}")));
         // A seeded shuffle of the files, so every drift kind samples across all sources.
         let mut order: Vec<usize> = (0..files.len()).collect();
         for i in (1..order.len()).rev() {
@@ -315,7 +348,14 @@ fn main() {
                     Verdict::Wrong => {
                         row.wrong += 1;
                         wrong_total += 1;
-                        if wrong_shown.len() < MAX_WRONG_SHOWN {
+                        // The first WRONG case of each drift kind, then the first few others.
+                        let first_of_kind = !wrong_shown
+                            .iter()
+                            .any(|(c, _): &(Case, Outcome)| c.drift == drift);
+                        if first_of_kind || wrong_shown.len() < MAX_WRONG_SHOWN {
+                            if show == "wrong" || show == "all" {
+                                show_case(&case, &o, true);
+                            }
                             wrong_shown.push((case, o));
                             continue;
                         }
@@ -401,7 +441,10 @@ fn main() {
         "\n* spaces for tabs: {tabified} of its cases use a real file whose leading spaces were turned into tabs (no tab-indented source was found for them)."
     );
     println!(
-        "  middle line misremembered+: the misremembered line is re-emitted in new_str too, as a model copying from memory would.\n"
+        "  middle line wrong: one middle line of a 5-8 line old_str has a misremembered identifier; \"old+new\" re-emits that line in new_str too, as a model copying from memory would."
+    );
+    println!(
+        "  smart quotes/dashes, literal \\n escapes, indentation and trailing whitespace drift old_str and new_str alike; blank lines, the gutter and \"old only\" drift old_str only.\n"
     );
 
     println!("refusals by reason:");
@@ -418,10 +461,24 @@ fn main() {
 
     if wrong_total > 0 {
         println!(
-            "\nWRONG cases: {wrong_total} (showing {}):",
-            wrong_shown.len()
+            "\nWRONG cases: {wrong_total} (the first of each drift kind, at least {MAX_WRONG_SHOWN} in all; ROBUSTNESS_SHOW=wrong prints every one):"
         );
-        for (case, o) in &wrong_shown {
+        // One per drift kind first, so every kind of failure is seen.
+        let mut picked: Vec<&(Case, Outcome)> = Vec::new();
+        for w in &wrong_shown {
+            if !picked.iter().any(|p| p.0.drift == w.0.drift) {
+                picked.push(w);
+            }
+        }
+        for w in &wrong_shown {
+            if picked.len() >= MAX_WRONG_SHOWN {
+                break;
+            }
+            if !picked.iter().any(|p| std::ptr::eq(*p, w)) {
+                picked.push(w);
+            }
+        }
+        for (case, o) in picked {
             show_case(case, o, true);
         }
     }

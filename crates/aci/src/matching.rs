@@ -158,31 +158,41 @@ pub fn run(view: &str, q: &Query) -> Ladder {
     if verdict != Ladder::NotFound {
         return verdict;
     }
-    // Beyond the spec: literal "\n" / "\"" escapes in a one-line old_str.
+    // Beyond the spec: literal "\n" / "\"" escapes in a one-line old_str — first only the
+    // line breaks unescaped, then the quotes and backslashes too.
     if !q.old.contains('\n') && (q.old.contains("\\n") || q.old.contains("\\\"")) {
-        let old = unescape(q.old);
-        let new = if q.new.contains('\n') {
-            q.new.to_string()
-        } else {
-            unescape(q.new)
-        };
-        let inner = Query {
-            old: &old,
-            new: &new,
-            ..q.clone()
-        };
-        return match run_rungs(&lines, &inner, &LADDER[..5]) {
-            Ladder::Landed { edits, .. } => Ladder::Landed {
-                rung: Rung::Escapes,
-                edits,
-            },
-            Ladder::Ambiguous { count, lines, .. } => Ladder::Ambiguous {
-                rung: Rung::Escapes,
-                count,
-                lines,
-            },
-            Ladder::NotFound => Ladder::NotFound,
-        };
+        for unescape in [unescape_newlines, unescape] {
+            let old = unescape(q.old);
+            let new = if q.new.contains('\n') {
+                q.new.to_string()
+            } else {
+                unescape(q.new)
+            };
+            if old == q.old {
+                continue;
+            }
+            let inner = Query {
+                old: &old,
+                new: &new,
+                ..q.clone()
+            };
+            match run_rungs(&lines, &inner, &LADDER[..5]) {
+                Ladder::Landed { edits, .. } => {
+                    return Ladder::Landed {
+                        rung: Rung::Escapes,
+                        edits,
+                    }
+                }
+                Ladder::Ambiguous { count, lines, .. } => {
+                    return Ladder::Ambiguous {
+                        rung: Rung::Escapes,
+                        count,
+                        lines,
+                    }
+                }
+                Ladder::NotFound => {}
+            }
+        }
     }
     Ladder::NotFound
 }
@@ -440,6 +450,12 @@ fn ascii_punctuation(s: &str, keep: impl Fn(char) -> bool) -> String {
     out
 }
 
+/// Only the escaped line breaks (`\n`, `\r\n`) of a one-line text.
+fn unescape_newlines(s: &str) -> String {
+    s.replace("\\r\\n", "\n").replace("\\n", "\n")
+}
+
+/// `\n`, `\t`, `\"`, `\'` and `\\` unescaped.
 fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();
@@ -490,29 +506,20 @@ fn replacement(
         lines.start(last) + lines.line(last).len()
     };
     let matched: Vec<&str> = (first..=last).map(|i| lines.line(i)).collect();
-    let mut text = match rung {
-        Rung::TrailingWhitespace => {
-            if matched.iter().all(|l| l.trim_end().len() == l.len()) {
-                q.new
-                    .split('\n')
-                    .map(str::trim_end)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            } else {
-                q.new.to_string()
-            }
+    // Whitespace after new's last line break, when old ended on one, is trailing junk, not a
+    // line.
+    let new_text = match q.new.rsplit_once('\n') {
+        Some((body, tail)) if old_ends_nl && !tail.is_empty() && tail.trim().is_empty() => {
+            &q.new[..body.len() + 1]
         }
-        Rung::BlankLines | Rung::Unicode => {
-            let trimmed = trim_blank_edges(q.new, old_lines);
-            reindent(&trimmed, old_lines, &matched, indent_unit(lines))
-        }
-        _ => reindent(q.new, old_lines, &matched, indent_unit(lines)),
+        _ => q.new,
     };
-    if rung == Rung::Unicode {
-        let in_file: HashSet<char> = matched.iter().flat_map(|l| l.chars()).collect();
-        text = ascii_punctuation(&text, |c| !in_file.contains(&c));
-    }
-    if old_ends_nl && !text.is_empty() && !text.ends_with('\n') {
+    let new_lines = split_lines(new_text);
+    let rebuilt = rebuild(old_lines, &new_lines, &matched, rung, indent_unit(lines))
+        .unwrap_or_else(|| new_lines.iter().map(|l| l.to_string()).collect());
+    // Each line gets its terminator back when old ended on one, blank last lines included.
+    let mut text = rebuilt.join("\n");
+    if old_ends_nl && !rebuilt.is_empty() {
         text.push('\n');
     }
     // Keep a missing final newline missing.
@@ -525,33 +532,6 @@ fn replacement(
         first_line: first,
         last_line: last,
     }
-}
-
-/// Drops from new the leading/trailing blank lines that mirror old's, which the
-/// blank-insensitive rung did not match against anything.
-fn trim_blank_edges(new: &str, old_lines: &[&str]) -> String {
-    let lead_old = old_lines.iter().take_while(|l| l.trim().is_empty()).count();
-    let trail_old = old_lines
-        .iter()
-        .rev()
-        .take_while(|l| l.trim().is_empty())
-        .count();
-    let had_nl = new.ends_with('\n');
-    let mut new_lines = split_lines(new);
-    let lead_new = new_lines.iter().take_while(|l| l.trim().is_empty()).count();
-    new_lines.drain(..lead_old.min(lead_new));
-    let trail_new = new_lines
-        .iter()
-        .rev()
-        .take_while(|l| l.trim().is_empty())
-        .count();
-    let keep = new_lines.len() - trail_old.min(trail_new);
-    new_lines.truncate(keep);
-    let mut out = new_lines.join("\n");
-    if had_nl && !out.is_empty() {
-        out.push('\n');
-    }
-    out
 }
 
 /// How a file indents.
@@ -624,73 +604,315 @@ fn text_unit(texts: &[&str], file: Indent) -> usize {
     }
 }
 
-/// Re-applies the file's indentation to `new`.
+/// Builds a fuzzy match's replacement the way a careful human would apply it.
 ///
-/// Old's non-blank lines are paired, in order, with the non-blank lines they matched in the
-/// file. A new line whose text is one of old's lines is placed relative to that line's place
-/// in the file: where the model kept it at old's depth it takes the file line's indentation
-/// verbatim (so a line mis-indented in both old and new lands where it is in the file), and
-/// where the model moved it deeper or shallower it moves by as many steps. Any other new line
-/// keeps its depth relative to the line placed just above it (or to old's first line).
-/// Depths are counted in the model's indentation steps and written in the file's own unit;
-/// tabs stay tabs.
-fn reindent(new: &str, old_lines: &[&str], matched: &[&str], file: Indent) -> String {
-    let pairs: Vec<(&str, &str)> = old_lines
-        .iter()
-        .filter(|l| !l.trim().is_empty())
-        .copied()
-        .zip(matched.iter().filter(|l| !l.trim().is_empty()).copied())
+/// The non-blank lines of old and new are diffed as the rung compares them, so whitespace
+/// drift alone never makes a line look changed. A line the model kept is written as the file
+/// has it, verbatim — a misremembered middle line, smart quotes, escapes or stray trailing
+/// spaces the model re-emitted never reach the file — and moves only if the model moved it.
+/// A line the model changed or added is indented from the line it replaces, or from the line
+/// placed just above it, by the depth difference the model wrote.
+///
+/// Blank lines are counted, not matched: between two lines that were neighbours in old, the
+/// file keeps its own blank lines, changed by as many as the model added or removed there;
+/// anywhere else the new text's blank lines stand.
+fn rebuild(
+    old: &[&str],
+    new: &[&str],
+    matched: &[&str],
+    rung: Rung,
+    file: Indent,
+) -> Option<Vec<String>> {
+    let key: fn(&str) -> Cow<'_, str> = match rung {
+        Rung::TrailingWhitespace => trim_end,
+        Rung::Unicode => unicode_normalized,
+        _ => trim_both,
+    };
+    let old_nb: Vec<usize> = (0..old.len()).filter(|&i| !blank_line(old[i])).collect();
+    let new_nb: Vec<usize> = (0..new.len()).filter(|&j| !blank_line(new[j])).collect();
+    let file_nb: Vec<usize> = (0..matched.len())
+        .filter(|&f| !blank_line(matched[f]))
         .collect();
-    let Some(&(old_first, file_first)) = pairs.first() else {
-        return new.to_string();
-    };
-    let old_text = old_lines.join("\n");
-    let unit = text_unit(&[&old_text, new], file);
-    let step = match file {
-        Indent::Tabs => TAB_COLS,
-        Indent::Spaces(n) => n,
-    };
-    // Moves a file depth by a model-column difference, in file steps.
-    let shift = |base: usize, base_ws: &str, from: usize, to: usize| -> String {
-        if to == from {
-            return base_ws.to_string();
+    if old_nb.len() != file_nb.len() || old_nb.is_empty() {
+        return None;
+    }
+    let old_keys: Vec<Cow<str>> = old_nb.iter().map(|&i| key(old[i])).collect();
+    let new_keys: Vec<Cow<str>> = new_nb.iter().map(|&j| key(new[j])).collect();
+    // For each non-blank new line: the old non-blank line (by rank) it keeps or replaces.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Origin {
+        Kept(usize),
+        Changed(usize),
+        Added,
+    }
+    let mut origin = vec![Origin::Added; new_nb.len()];
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &old_keys, &new_keys) {
+        match op {
+            similar::DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => {
+                for k in 0..len {
+                    origin[new_index + k] = Origin::Kept(old_index + k);
+                }
+            }
+            similar::DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                // Pair each replaced old line with the new line most like it (in order), so
+                // an added line is not mistaken for the changed one next to it.
+                let mut from = new_index;
+                for r in old_index..old_index + old_len {
+                    let best = (from..new_index + new_len)
+                        .map(|k| {
+                            (
+                                strsim::normalized_levenshtein(&old_keys[r], &new_keys[k]),
+                                k,
+                            )
+                        })
+                        .filter(|(score, _)| *score >= 0.5)
+                        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+                    let pick = match best {
+                        Some((_, k)) => Some(k),
+                        None if old_len == new_len => Some(new_index + (r - old_index)),
+                        None => None,
+                    };
+                    if let Some(k) = pick.filter(|&k| k >= from) {
+                        origin[k] = Origin::Changed(r);
+                        from = k + 1;
+                    }
+                }
+            }
+            _ => {}
         }
-        let rel = to.abs_diff(from);
-        let moved = (rel / unit) * step + rel % unit;
-        let target = if to > from {
+    }
+    let pairs: Vec<(&str, &str)> = old_nb
+        .iter()
+        .zip(&file_nb)
+        .map(|(&i, &f)| (old[i], matched[f]))
+        .collect();
+    let depth = Depth::fit(&pairs, old, new, file);
+    let blank_exact = matches!(rung, Rung::TrailingWhitespace | Rung::Indentation);
+    let tidy = Tidy::new(old, matched, rung);
+
+    // Blank lines between two positions (exclusive), in each text.
+    let blanks = |lines: &[&str], from: Option<usize>, to: Option<usize>| {
+        let lo = from.map_or(0, |i| i + 1);
+        let hi = to.unwrap_or(lines.len());
+        (lo..hi.max(lo)).filter(|&i| blank_line(lines[i])).count()
+    };
+    let file_blank_lines = |from: Option<usize>, to: Option<usize>| -> Vec<&str> {
+        let lo = from.map_or(0, |i| i + 1);
+        let hi = to.unwrap_or(matched.len());
+        (lo..hi.max(lo))
+            .map(|f| matched[f])
+            .filter(|l| blank_line(l))
+            .collect()
+    };
+    // The rank of an old non-blank line a new line stands for, if any.
+    let rank_of = |o: Origin| match o {
+        Origin::Kept(r) | Origin::Changed(r) => Some(r),
+        Origin::Added => None,
+    };
+    let mut out: Vec<String> = Vec::new();
+    let emit_gap = |out: &mut Vec<String>, prev: Option<usize>, next: Option<usize>| {
+        // prev/next: positions in new_nb (None = the start or the end of the region).
+        let new_from = prev.map(|k| new_nb[k]);
+        let new_to = next.map(|k| new_nb[k]);
+        let m = blanks(new, new_from, new_to);
+        let old_rank = |k: Option<usize>, edge: Option<usize>| match k {
+            Some(k) => rank_of(origin[k]),
+            None => edge,
+        };
+        // Both ends stand for old lines that were neighbours (or the region's own edges).
+        let a = old_rank(prev, None);
+        let b = old_rank(next, None);
+        let neighbours = match (prev, next) {
+            (None, None) => true,
+            (None, Some(_)) => b == Some(0),
+            (Some(_), None) => a == Some(old_nb.len() - 1),
+            (Some(_), Some(_)) => matches!((a, b), (Some(x), Some(y)) if y == x + 1),
+        };
+        if neighbours {
+            let (old_from, old_to) = (a.map(|r| old_nb[r]), b.map(|r| old_nb[r]));
+            let (file_from, file_to) = (a.map(|r| file_nb[r]), b.map(|r| file_nb[r]));
+            let kept = file_blank_lines(file_from, file_to);
+            // Where old's blank lines matched the file's one for one, a different count in
+            // new is the model's change; where the rung skipped blank lines, the model's
+            // count is not evidence of anything and the file's stand.
+            let want = if blank_exact {
+                (kept.len() + m).saturating_sub(blanks(old, old_from, old_to))
+            } else {
+                kept.len()
+            };
+            for i in 0..want {
+                out.push(kept.get(i).copied().unwrap_or("").to_string());
+            }
+        } else {
+            out.extend(std::iter::repeat_n(String::new(), m));
+        }
+    };
+
+    // The line placed last: its depth as the model wrote it in new, and its indentation.
+    let mut above: (usize, String) = (
+        cols(old[old_nb[0]]),
+        leading_ws(matched[file_nb[0]]).to_string(),
+    );
+    emit_gap(
+        &mut out,
+        None,
+        if new_nb.is_empty() { None } else { Some(0) },
+    );
+    for (k, &j) in new_nb.iter().enumerate() {
+        let line = new[j];
+        let text = match origin[k] {
+            Origin::Kept(r) => {
+                let (o, f) = (old[old_nb[r]], matched[file_nb[r]]);
+                if cols(line) == cols(o) {
+                    f.to_string()
+                } else {
+                    let indent = depth.shift(leading_ws(f), cols(o), line);
+                    format!("{indent}{}", f.trim_start_matches([' ', '\t']))
+                }
+            }
+            Origin::Changed(r) => {
+                let (o, f) = (old[old_nb[r]], matched[file_nb[r]]);
+                let indent = depth.shift(leading_ws(f), cols(o), line);
+                format!(
+                    "{indent}{}",
+                    tidy.apply(line.trim_start_matches([' ', '\t']))
+                )
+            }
+            Origin::Added => {
+                let indent = depth.shift(&above.1, above.0, line);
+                format!(
+                    "{indent}{}",
+                    tidy.apply(line.trim_start_matches([' ', '\t']))
+                )
+            }
+        };
+        above = (cols(line), leading_ws(&text).to_string());
+        out.push(text);
+        let next = (k + 1 < new_nb.len()).then_some(k + 1);
+        emit_gap(&mut out, Some(k), next);
+    }
+    Some(out)
+}
+
+fn blank_line(l: &str) -> bool {
+    l.trim().is_empty()
+}
+
+/// How the model's indentation depths map onto the file's, learned from the lines old
+/// shares with the file: `file = ratio * model + offset` (in columns, a tab counting four).
+/// Over-indented or dedented text keeps the file's steps (ratio 1); four-space text in a
+/// two-space file halves (ratio 1/2); a guess from the model's own step is the fallback.
+struct Depth {
+    /// Numerator and denominator of the ratio.
+    ratio: (usize, usize),
+    file: Indent,
+}
+
+impl Depth {
+    fn fit(pairs: &[(&str, &str)], old: &[&str], new: &[&str], file: Indent) -> Depth {
+        let pairs: Vec<(usize, usize)> = pairs.iter().map(|(o, f)| (cols(o), cols(f))).collect();
+        let step = match file {
+            Indent::Tabs => TAB_COLS,
+            Indent::Spaces(n) => n,
+        };
+        let fallback = || {
+            let unit = text_unit(&[&old.join("\n"), &new.join("\n")], file);
+            (step, unit.max(1))
+        };
+        // Two distinct model depths fix the ratio; every pair must agree with it.
+        let (m0, f0) = pairs.first().copied().unwrap_or((0, 0));
+        let ratio = match pairs.iter().find(|(m, _)| *m != m0) {
+            None => {
+                if pairs.iter().all(|&(_, f)| f == f0) {
+                    (1, 1)
+                } else {
+                    fallback()
+                }
+            }
+            Some(&(m1, f1)) => {
+                let (num, den) = (f1.abs_diff(f0), m1.abs_diff(m0));
+                let same_direction = (m1 > m0) == (f1 >= f0);
+                let fits = num > 0
+                    && same_direction
+                    && pairs.iter().all(|&(m, f)| {
+                        let dm = m as isize - m0 as isize;
+                        let df = f as isize - f0 as isize;
+                        df * den as isize == dm * num as isize
+                    });
+                if fits {
+                    (num, den)
+                } else {
+                    fallback()
+                }
+            }
+        };
+        Depth { ratio, file }
+    }
+
+    /// The indentation for `line`: the reference line's file indentation moved by the depth
+    /// difference the model wrote between the reference (`model_cols`) and `line`.
+    fn shift(&self, file_ws: &str, model_cols: usize, line: &str) -> String {
+        let w = cols(line);
+        if w == model_cols {
+            return file_ws.to_string();
+        }
+        let rel = w.abs_diff(model_cols);
+        let moved = (rel * self.ratio.0 + self.ratio.1 / 2) / self.ratio.1;
+        let base = cols(file_ws);
+        let target = if w > model_cols {
             base + moved
         } else {
             base.saturating_sub(moved)
         };
-        render_indent(target, file)
-    };
-    // The line placed last: its depth as the model wrote it in new, and the indentation it got.
-    let mut above: (usize, String) = (cols(old_first), leading_ws(file_first).to_string());
-    let mut cursor = 0usize;
-    let mut out = Vec::new();
-    for line in new.split('\n') {
-        if line.trim().is_empty() {
-            out.push(String::new());
-            continue;
-        }
-        let body = line.trim_start_matches([' ', '\t']);
-        let w = cols(line);
-        // The same text as a line of old (searching forward first, keeping order).
-        let same = (cursor..pairs.len())
-            .chain(0..cursor)
-            .find(|&k| pairs[k].0.trim() == line.trim());
-        let indent = match same {
-            Some(k) => {
-                cursor = k + 1;
-                let (old_line, file_line) = pairs[k];
-                shift(cols(file_line), leading_ws(file_line), cols(old_line), w)
-            }
-            None => shift(cols(&above.1), &above.1, above.0, w),
-        };
-        above = (w, indent.clone());
-        out.push(format!("{indent}{body}"));
+        render_indent(target, self.file)
     }
-    out.join("\n")
+}
+
+/// What a rung's drift says about the model's new lines, applied to the lines it adds: the
+/// trailing-whitespace rung trims trailing spaces when the file has none; smart punctuation
+/// the model sent in old but the file lacks is turned into the file's plain form.
+struct Tidy {
+    trim_trailing: bool,
+    to_ascii: HashSet<char>,
+}
+
+impl Tidy {
+    fn new(old: &[&str], matched: &[&str], rung: Rung) -> Tidy {
+        let in_file: HashSet<char> = matched.iter().flat_map(|l| l.chars()).collect();
+        let to_ascii = old
+            .iter()
+            .flat_map(|l| l.chars())
+            .filter(|c| !c.is_ascii() && !in_file.contains(c))
+            .filter(|c| ascii_punctuation(&c.to_string(), |_| true) != c.to_string())
+            .collect();
+        Tidy {
+            trim_trailing: rung != Rung::Exact
+                && matched.iter().all(|l| l.trim_end().len() == l.len()),
+            to_ascii,
+        }
+    }
+
+    fn apply(&self, body: &str) -> String {
+        let body = if self.trim_trailing {
+            body.trim_end()
+        } else {
+            body
+        };
+        if self.to_ascii.is_empty() {
+            body.to_string()
+        } else {
+            ascii_punctuation(body, |c| self.to_ascii.contains(&c))
+        }
+    }
 }
 
 fn render_indent(target: usize, file: Indent) -> String {
@@ -915,7 +1137,8 @@ mod tests {
         let file = "a = 1\n\nb = 2\nc = 3\n";
         let (r, out) = apply(file, "a = 1\nb = 2\n", "a = 10\nb = 20\n");
         assert_eq!(r, Rung::BlankLines);
-        assert_eq!(out, "a = 10\nb = 20\nc = 3\n");
+        // The file's blank line stays: the model's spacing is not evidence on this rung.
+        assert_eq!(out, "a = 10\n\nb = 20\nc = 3\n");
     }
 
     #[test]

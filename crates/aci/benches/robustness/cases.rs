@@ -69,9 +69,10 @@ pub const ALL: &[Drift] = &[
 impl Drift {
     pub fn tool(self) -> Tool {
         match self {
-            Drift::PatchNone | Drift::PatchOffset | Drift::PatchFenced | Drift::PatchSearchReplace => {
-                Tool::Patch
-            }
+            Drift::PatchNone
+            | Drift::PatchOffset
+            | Drift::PatchFenced
+            | Drift::PatchSearchReplace => Tool::Patch,
             _ => Tool::Edit,
         }
     }
@@ -87,10 +88,10 @@ impl Drift {
             Drift::BlankDropped => "blank line dropped",
             Drift::BlankAdded => "blank line added",
             Drift::Gutter => "ws_read gutter pasted",
-            Drift::MiddleLineOld => "middle line misremembered",
-            Drift::MiddleLineBoth => "middle line misremembered+",
+            Drift::MiddleLineOld => "middle line wrong: old only",
+            Drift::MiddleLineBoth => "middle line wrong: old+new",
             Drift::CrlfFile => "CRLF file, LF old/new",
-            Drift::Unicode => "smart quotes / dashes",
+            Drift::Unicode => "smart quotes/dashes",
             Drift::EscapedNewlines => "literal \\n escapes",
             Drift::PatchNone => "none (unified diff)",
             Drift::PatchOffset => "@@ numbers off by 1-15",
@@ -131,8 +132,6 @@ pub struct Case {
 /// The edit a model means to make to the span.
 struct Intended {
     lines: Vec<String>,
-    /// Index (in the span) of the line whose identifier was renamed.
-    renamed: Option<usize>,
     /// Index (in the span) of the line a new line was inserted after.
     inserted_after: Option<usize>,
     summary: String,
@@ -174,7 +173,6 @@ fn is_blank(line: &str) -> bool {
 fn intend(span: &[&str], comment: &str, rng: &mut Rng, keep: Option<usize>) -> Option<Intended> {
     let mode = rng.below(4); // 0,1: rename; 2: insert; 3: both
     let mut lines: Vec<String> = span.iter().map(|s| s.to_string()).collect();
-    let mut renamed = None;
     let mut inserted_after = None;
     let mut summary = Vec::new();
     if mode != 2 {
@@ -189,8 +187,10 @@ fn intend(span: &[&str], comment: &str, rng: &mut Rng, keep: Option<usize>) -> O
         let (s, e) = *rng.pick(&ids);
         let token = &span[i][s..e];
         lines[i] = format!("{}{}_v2{}", &span[i][..s], token, &span[i][e..]);
-        renamed = Some(i);
-        summary.push(format!("rename `{token}` → `{token}_v2` in span line {}", i + 1));
+        summary.push(format!(
+            "rename `{token}` → `{token}_v2` in span line {}",
+            i + 1
+        ));
     }
     if mode >= 2 {
         let eligible: Vec<usize> = (0..span.len()).filter(|&i| !is_blank(span[i])).collect();
@@ -205,7 +205,6 @@ fn intend(span: &[&str], comment: &str, rng: &mut Rng, keep: Option<usize>) -> O
     }
     Some(Intended {
         lines,
-        renamed,
         inserted_after,
         summary: summary.join(", "),
     })
@@ -251,7 +250,12 @@ fn spaces_to_tabs(line: &str, unit: usize) -> String {
     if n == 0 {
         return line.to_string();
     }
-    format!("{}{}{}", "\t".repeat(n / unit), " ".repeat(n % unit), &line[n..])
+    format!(
+        "{}{}{}",
+        "\t".repeat(n / unit),
+        " ".repeat(n % unit),
+        &line[n..]
+    )
 }
 
 /// Leading tabs rewritten as four spaces each.
@@ -442,55 +446,32 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
 
         // Kind-specific requirements, and the line a misremembering drift alters.
         let mut middle = None;
-        match drift {
-            Drift::Dedented => {
-                let base = span
-                    .iter()
-                    .filter(|l| !is_blank(l))
-                    .map(|l| leading_ws(l).len())
-                    .min()
-                    .unwrap_or(0);
-                if base == 0 {
-                    continue;
-                }
-            }
+        let fits = match drift {
+            Drift::Dedented => span
+                .iter()
+                .filter(|l| !is_blank(l))
+                .all(|l| !leading_ws(l).is_empty()),
             Drift::TabsForSpaces => {
-                if !span.iter().any(|l| l.starts_with(' ') && !is_blank(l))
-                    || span.iter().any(|l| l.starts_with('\t'))
-                {
-                    continue;
-                }
+                span.iter().any(|l| l.starts_with(' ') && !is_blank(l))
+                    && !span.iter().any(|l| l.starts_with('\t'))
             }
-            Drift::SpacesForTabs => {
-                if !span.iter().any(|l| l.starts_with('\t') && !is_blank(l)) {
-                    continue;
-                }
-            }
-            Drift::BlankDropped => {
-                if !(1..n - 1).any(|i| is_blank(span[i])) {
-                    continue;
-                }
-            }
-            Drift::BlankAdded => {
-                if !(0..n - 1).any(|i| !is_blank(span[i]) && !is_blank(span[i + 1])) {
-                    continue;
-                }
-            }
+            Drift::SpacesForTabs => span.iter().any(|l| l.starts_with('\t') && !is_blank(l)),
+            Drift::BlankDropped => (1..n - 1).any(|i| is_blank(span[i])),
+            Drift::BlankAdded => (0..n - 1).any(|i| !is_blank(span[i]) && !is_blank(span[i + 1])),
             Drift::MiddleLineOld | Drift::MiddleLineBoth => {
                 let eligible: Vec<usize> = (1..n - 1)
                     .filter(|&i| !is_blank(span[i]) && !identifiers(span[i]).is_empty())
                     .collect();
-                if eligible.is_empty() {
-                    continue;
+                if !eligible.is_empty() {
+                    middle = Some(*rng.pick(&eligible));
                 }
-                middle = Some(*rng.pick(&eligible));
+                middle.is_some()
             }
-            Drift::Unicode => {
-                if smarten(&old_text) == old_text {
-                    continue;
-                }
-            }
-            _ => {}
+            Drift::Unicode => smarten(&old_text) != old_text,
+            _ => true,
+        };
+        if !fits {
+            continue;
         }
 
         let Some(intended) = intend(&span, comment, rng, middle) else {
@@ -637,6 +618,21 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
             | Drift::PatchSearchReplace => (old_text.clone(), new_text.clone()),
         };
 
+        // A drift that happens to change nothing is not a case of that drift.
+        let drifted = matches!(drift, Drift::None | Drift::CrlfFile) || drift.tool() == Tool::Patch;
+        if !drifted && old == old_text {
+            continue;
+        }
+        // Nor is one whose old_str is still, verbatim, somewhere in the file (dropping one of two
+        // adjacent blank lines at the edge of the span does that): the model then asked for a
+        // different exact edit, and no tool could tell.
+        if !drifted
+            && (text.contains(old.as_str())
+                || text.contains(old.strip_suffix('\n').unwrap_or(&old)))
+        {
+            continue;
+        }
+
         if drift == Drift::CrlfFile {
             original = text.replace('\n', "\r\n").into_bytes();
             expected = String::from_utf8(expected)
@@ -702,4 +698,3 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
     }
     None
 }
-

@@ -187,7 +187,9 @@ pub fn gather() -> Vec<SourceSet> {
     let no_skip = |_: &str| false;
     if let Ok(dirs) = std::env::var("ROBUSTNESS_DIRS") {
         let rule = Rule {
-            exts: &["rs", "py", "js", "mjs", "cjs", "go", "ts", "c", "h", "java", "rb", "sh"],
+            exts: &[
+                "rs", "py", "js", "mjs", "cjs", "go", "ts", "c", "h", "java", "rb", "sh",
+            ],
             min_lines: 20,
             max_lines: 3000,
             max_files: 60,
@@ -228,7 +230,10 @@ pub fn gather() -> Vec<SourceSet> {
 
     match command_line(
         "python3",
-        &["-c", "import sysconfig;print(sysconfig.get_paths()[\"stdlib\"])"],
+        &[
+            "-c",
+            "import sysconfig;print(sysconfig.get_paths()[\"stdlib\"])",
+        ],
     ) {
         Some(dir) => sets.push(collect(
             "python-stdlib",
@@ -260,7 +265,10 @@ pub fn gather() -> Vec<SourceSet> {
                     },
                 ));
             } else {
-                sets.push(empty("npm", &format!("{} not found; skipped", dir.display())));
+                sets.push(empty(
+                    "npm",
+                    &format!("{} not found; skipped", dir.display()),
+                ));
             }
         }
         None => sets.push(empty("npm", "npm not found; skipped")),

@@ -445,18 +445,15 @@ fn block_end(lines: &Lines, anchor: usize) -> usize {
         .map_or(lines.len(), |i| i + 1)
 }
 
-/// Narrows a placed hunk to the lines it changes. Lines the hunk keeps (its context) are
-/// taken from the file as they are, never from the hunk — so a context line matched ignoring
-/// its trailing spaces, or blank lines the hunk glossed over, stay byte for byte — and
-/// unchanged lines at either end are left out of the edit, so neighbouring hunks that share
-/// a context line do not collide.
+/// Narrows a placed hunk to the lines it changes. The ladder already wrote the hunk's context
+/// lines as the file has them; here the unchanged lines at either end are left out of the
+/// edit, so neighbouring hunks that share a context line do not collide.
 fn narrow(current: &str, placed: &Placed) -> (Range<usize>, String) {
     if placed.range.is_empty() {
         return (placed.range.clone(), placed.text.clone());
     }
     let region = &current[placed.range.clone()];
-    let text =
-        keep_context(region, &placed.text, &placed.hunk).unwrap_or_else(|| placed.text.clone());
+    let text = &placed.text;
     // Drop whole lines both sides share at the start and at the end.
     let mut head = 0;
     for (a, b) in region.split_inclusive('\n').zip(text.split_inclusive('\n')) {
@@ -479,152 +476,6 @@ fn narrow(current: &str, placed: &Placed) -> (Range<usize>, String) {
     }
     let range = placed.range.start + head..placed.range.end - tail;
     (range, text[head..text.len() - tail].to_string())
-}
-
-/// Rebuilds a hunk's replacement so that every line it keeps comes from the file. The hunk's
-/// old lines are aligned with the matched file lines: one to one, or — when blank lines were
-/// skipped — non-blank to non-blank, then blank to blank within each gap. A file blank line
-/// the hunk never mentioned is kept between kept lines and dropped next to a removed line.
-/// `None` when the lines cannot be aligned.
-fn keep_context(region: &str, replacement: &str, hunk: &Hunk) -> Option<String> {
-    let file: Vec<&str> = region
-        .strip_suffix('\n')
-        .unwrap_or(region)
-        .split('\n')
-        .collect();
-    let new: Vec<&str> = replacement
-        .strip_suffix('\n')
-        .unwrap_or(replacement)
-        .split('\n')
-        .collect();
-    if new.len() != hunk.new.len() || hunk.new.is_empty() {
-        return None;
-    }
-    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &hunk.old, &hunk.new);
-    let mut removed = vec![false; hunk.old.len()];
-    for op in &ops {
-        if let similar::DiffOp::Delete {
-            old_index, old_len, ..
-        }
-        | similar::DiffOp::Replace {
-            old_index, old_len, ..
-        } = *op
-        {
-            removed[old_index..old_index + old_len].fill(true);
-        }
-    }
-    let (align, drop) = align_lines(&file, &hunk.old, &removed)?;
-
-    let mut out: Vec<&str> = Vec::new();
-    let mut cursor = 0usize;
-    for op in ops {
-        let (old_range, new_range) = (op.old_range(), op.new_range());
-        for i in old_range {
-            if let Some(f) = align[i] {
-                catch_up(&file, &drop, &mut out, &mut cursor, f);
-                if !removed[i] {
-                    out.push(file[f]);
-                }
-                cursor = f + 1;
-            }
-        }
-        if matches!(
-            op,
-            similar::DiffOp::Insert { .. } | similar::DiffOp::Replace { .. }
-        ) {
-            out.extend(&new[new_range]);
-        }
-    }
-    catch_up(&file, &drop, &mut out, &mut cursor, file.len());
-    let mut text = out.join("\n");
-    if region.ends_with('\n') && !out.is_empty() {
-        text.push('\n');
-    }
-    Some(text)
-}
-
-/// Emits the file lines the hunk did not mention, from `cursor` up to (not including)
-/// `until`, leaving out those marked to drop.
-fn catch_up<'a>(
-    file: &[&'a str],
-    drop: &[bool],
-    out: &mut Vec<&'a str>,
-    cursor: &mut usize,
-    until: usize,
-) {
-    for f in *cursor..until {
-        if !drop[f] {
-            out.push(file[f]);
-        }
-    }
-    *cursor = until.max(*cursor);
-}
-
-/// Aligns the hunk's old lines with the file lines they matched. Returns, for each old line,
-/// its file line (if any), and for each file line whether to drop it (an unmentioned blank
-/// line next to a removed line).
-fn align_lines(
-    file: &[&str],
-    old: &[String],
-    removed: &[bool],
-) -> Option<(Vec<Option<usize>>, Vec<bool>)> {
-    if file.len() == old.len() {
-        return Some(((0..file.len()).map(Some).collect(), vec![false; file.len()]));
-    }
-    let blank = |l: &str| l.trim().is_empty();
-    let file_nb: Vec<usize> = (0..file.len()).filter(|&i| !blank(file[i])).collect();
-    let old_nb: Vec<usize> = (0..old.len()).filter(|&i| !blank(&old[i])).collect();
-    if file_nb.len() != old_nb.len() {
-        return None;
-    }
-    let mut align = vec![None; old.len()];
-    let mut taken = vec![false; file.len()];
-    for (&o, &f) in old_nb.iter().zip(&file_nb) {
-        align[o] = Some(f);
-        taken[f] = true;
-    }
-    // Gaps between consecutive aligned lines (and before the first, after the last): pair
-    // blank lines in order.
-    let bounds: Vec<(isize, isize)> = std::iter::once((-1, -1))
-        .chain(
-            old_nb
-                .iter()
-                .zip(&file_nb)
-                .map(|(&o, &f)| (o as isize, f as isize)),
-        )
-        .chain(std::iter::once((old.len() as isize, file.len() as isize)))
-        .collect();
-    for w in bounds.windows(2) {
-        let (o0, f0) = w[0];
-        let (o1, f1) = w[1];
-        let olds = (o0 + 1..o1).map(|i| i as usize);
-        let files = (f0 + 1..f1).map(|i| i as usize);
-        for (o, f) in olds.zip(files) {
-            align[o] = Some(f);
-            taken[f] = true;
-        }
-    }
-    // An unmentioned file line is dropped when an aligned neighbour on either side is removed.
-    let owner: Vec<Option<usize>> = {
-        let mut owner = vec![None; file.len()];
-        for (o, f) in align.iter().enumerate() {
-            if let Some(f) = f {
-                owner[*f] = Some(o);
-            }
-        }
-        owner
-    };
-    let drop = (0..file.len())
-        .map(|f| {
-            if taken[f] {
-                return false;
-            }
-            let before = (0..f).rev().find_map(|g| owner[g]);
-            let after = (f + 1..file.len()).find_map(|g| owner[g]);
-            before.is_some_and(|o| removed[o]) || after.is_some_and(|o| removed[o])
-        })
-        .collect();
-    Some((align, drop))
 }
 
 fn not_found(original: &str, old_text: &str, header: Option<usize>) -> String {
