@@ -207,8 +207,21 @@ const LADDER: [Rung; 6] = [
 ];
 
 fn run_rungs(lines: &Lines, q: &Query, rungs: &[Rung]) -> Ladder {
-    let old_lines: Vec<&str> = split_lines(q.old);
+    // For the line-based rungs, whitespace after old's and new's last line break is trailing
+    // junk, not a line.
+    let exact_query = q;
+    let line_query = Query {
+        old: strip_ws_tail(q.old),
+        new: strip_ws_tail(q.new),
+        ..q.clone()
+    };
+    let old_lines: Vec<&str> = split_lines(line_query.old);
     for &rung in rungs {
+        let q = if rung == Rung::Exact {
+            exact_query
+        } else {
+            &line_query
+        };
         let spans = match rung {
             Rung::Exact => exact(lines, q),
             Rung::TrailingWhitespace => by_lines(lines, &old_lines, q, trim_end, false),
@@ -260,6 +273,14 @@ struct Span(usize, usize, Option<(usize, usize)>);
 impl Span {
     fn lines(first: usize, last: usize) -> Span {
         Span(first, last, None)
+    }
+}
+
+/// The text without whitespace that follows its last line break.
+fn strip_ws_tail(s: &str) -> &str {
+    match s.rfind('\n') {
+        Some(i) if s[i + 1..].trim().is_empty() => &s[..i + 1],
+        _ => s,
     }
 }
 
@@ -666,14 +687,9 @@ fn rebuild(
                 // Pair each replaced old line with the new line most like it (in order), so
                 // an added line is not mistaken for the changed one next to it.
                 let mut from = new_index;
-                for r in old_index..old_index + old_len {
+                for (r, old_key) in old_keys.iter().enumerate().skip(old_index).take(old_len) {
                     let best = (from..new_index + new_len)
-                        .map(|k| {
-                            (
-                                strsim::normalized_levenshtein(&old_keys[r], &new_keys[k]),
-                                k,
-                            )
-                        })
+                        .map(|k| (strsim::normalized_levenshtein(old_key, &new_keys[k]), k))
                         .filter(|(score, _)| *score >= 0.5)
                         .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
                     let pick = match best {
@@ -752,6 +768,15 @@ fn rebuild(
             for i in 0..want {
                 out.push(kept.get(i).copied().unwrap_or("").to_string());
             }
+        } else if !blank_exact && (prev.is_none() || next.is_none()) {
+            // At the region's edges a skip-blank rung left old's own edge blank lines outside
+            // the region; new's matching edge blank lines echo those and are not added.
+            let edge = if prev.is_none() {
+                blanks(old, None, old_nb.first().copied())
+            } else {
+                blanks(old, old_nb.last().copied(), None)
+            };
+            out.extend(std::iter::repeat_n(String::new(), m.saturating_sub(edge)));
         } else {
             out.extend(std::iter::repeat_n(String::new(), m));
         }
@@ -782,9 +807,10 @@ fn rebuild(
             Origin::Changed(r) => {
                 let (o, f) = (old[old_nb[r]], matched[file_nb[r]]);
                 let indent = depth.shift(leading_ws(f), cols(o), line);
+                let line_tidy = tidy.for_line(o, f);
                 format!(
                     "{indent}{}",
-                    tidy.apply(line.trim_start_matches([' ', '\t']))
+                    line_tidy.apply(line.trim_start_matches([' ', '\t']))
                 )
             }
             Origin::Added => {
@@ -887,17 +913,19 @@ struct Tidy {
 
 impl Tidy {
     fn new(old: &[&str], matched: &[&str], rung: Rung) -> Tidy {
-        let in_file: HashSet<char> = matched.iter().flat_map(|l| l.chars()).collect();
-        let to_ascii = old
-            .iter()
-            .flat_map(|l| l.chars())
-            .filter(|c| !c.is_ascii() && !in_file.contains(c))
-            .filter(|c| ascii_punctuation(&c.to_string(), |_| true) != c.to_string())
-            .collect();
         Tidy {
             trim_trailing: rung != Rung::Exact
                 && matched.iter().all(|l| l.trim_end().len() == l.len()),
-            to_ascii,
+            to_ascii: drifted_punctuation(old, matched),
+        }
+    }
+
+    /// The same, judged on one changed line against the file line it replaces: punctuation
+    /// the model's old line has and that file line lacks is the model's drift.
+    fn for_line(&self, old_line: &str, file_line: &str) -> Tidy {
+        Tidy {
+            trim_trailing: self.trim_trailing,
+            to_ascii: drifted_punctuation(&[old_line], &[file_line]),
         }
     }
 
@@ -913,6 +941,16 @@ impl Tidy {
             ascii_punctuation(body, |c| self.to_ascii.contains(&c))
         }
     }
+}
+
+/// Smart punctuation in `old` that `file` lacks: the characters the model's channel changed.
+fn drifted_punctuation(old: &[&str], file: &[&str]) -> HashSet<char> {
+    let in_file: HashSet<char> = file.iter().flat_map(|l| l.chars()).collect();
+    old.iter()
+        .flat_map(|l| l.chars())
+        .filter(|c| !c.is_ascii() && !in_file.contains(c))
+        .filter(|c| ascii_punctuation(&c.to_string(), |_| true) != c.to_string())
+        .collect()
 }
 
 fn render_indent(target: usize, file: Indent) -> String {
