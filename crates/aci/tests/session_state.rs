@@ -62,3 +62,38 @@ fn tool_names_is_the_coding_set() {
         ]
     );
 }
+
+#[test]
+fn overwriting_needs_a_fresh_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+    let mut ws = Workspace::open(dir.path(), Config::default()).unwrap();
+    let registry = Registry::coding();
+    let write = json!({"path": "a.txt", "content": "two\n"});
+    let r = registry.call(&mut ws, "ws_write", &write);
+    assert!(
+        r.is_error && r.text.contains("has not been read in this session"),
+        "{}",
+        r.text
+    );
+    registry.call(&mut ws, "ws_read", &json!({"path": "a.txt"}));
+    // Changed behind the session's back: read again first.
+    std::fs::write(dir.path().join("a.txt"), "one, edited elsewhere\n").unwrap();
+    let r = registry.call(&mut ws, "ws_write", &write);
+    assert!(
+        r.is_error && r.text.contains("changed on disk since you read it"),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "one, edited elsewhere\n"
+    );
+    registry.call(&mut ws, "ws_read", &json!({"path": "a.txt"}));
+    let r = registry.call(&mut ws, "ws_write", &write);
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "two\n"
+    );
+}

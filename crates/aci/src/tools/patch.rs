@@ -198,7 +198,14 @@ fn apply_hunks(original: &str, parsed: &Patch) -> Outcome {
     for hunk in &parsed.hunks {
         let current = render(&base, &edits);
         let lines = Lines::new(&current);
-        let placed = match place(&current, &lines, &base, hunk, delta, floor_line) {
+        let site = Site {
+            current: &current,
+            lines: &lines,
+            original: &base,
+            delta,
+            floor_line,
+        };
+        let placed = match place(&site, hunk) {
             Ok(p) => p,
             Err(why) => {
                 reports.push(Err(format!("FAILED: {why}")));
@@ -276,35 +283,39 @@ struct Placed {
     hunk: Hunk,
 }
 
+/// The text a hunk is placed into, and what the hunks before it did.
+struct Site<'a> {
+    /// The text with the earlier hunks applied.
+    current: &'a str,
+    lines: &'a Lines<'a>,
+    /// The file as read, for line numbers in failure messages.
+    original: &'a str,
+    /// Line delta of the earlier hunks, carried into this hunk's @@ position.
+    delta: isize,
+    /// Numbered hunks may not land above this line (the previous hunk's change).
+    floor_line: usize,
+}
+
 /// Finds where one hunk goes in the current text; a hunk whose unprefixed leading lines may
 /// be prose is tried again without them.
-fn place(
-    current: &str,
-    lines: &Lines,
-    original: &str,
-    hunk: &Hunk,
-    delta: isize,
-    floor_line: usize,
-) -> Result<Placed, String> {
-    match place_one(current, lines, original, hunk, delta, floor_line) {
+fn place(site: &Site, hunk: &Hunk) -> Result<Placed, String> {
+    match place_one(site, hunk) {
         Err(why) => match hunk.without_soft_lead() {
-            Some(trimmed) => {
-                place_one(current, lines, original, &trimmed, delta, floor_line).map_err(|_| why)
-            }
+            Some(trimmed) => place_one(site, &trimmed).map_err(|_| why),
             None => Err(why),
         },
         ok => ok,
     }
 }
 
-fn place_one(
-    current: &str,
-    lines: &Lines,
-    original: &str,
-    hunk: &Hunk,
-    delta: isize,
-    floor_line: usize,
-) -> Result<Placed, String> {
+fn place_one(site: &Site, hunk: &Hunk) -> Result<Placed, String> {
+    let Site {
+        current,
+        lines,
+        original,
+        delta,
+        floor_line,
+    } = *site;
     let new_text = join(&hunk.new);
     let expected = hunk
         .old_start
