@@ -49,6 +49,12 @@ pub struct Config {
     pub over_edit_guard: bool,
     /// auto, dry-run or review.
     pub permission_mode: PermissionMode,
+    /// Skip the post-edit syntax check (and its revert).
+    pub disable_syntax_check: bool,
+    /// Save a file's first version of the session before changing it.
+    pub file_checkpoints: bool,
+    /// When not empty, writes are allowed only to paths matching one of these globs.
+    pub focus: Vec<String>,
 }
 
 impl Default for Config {
@@ -60,6 +66,9 @@ impl Default for Config {
             read_before_edit: true,
             over_edit_guard: true,
             permission_mode: PermissionMode::Auto,
+            disable_syntax_check: false,
+            file_checkpoints: true,
+            focus: Vec::new(),
         }
     }
 }
@@ -73,6 +82,8 @@ enum Slot {
     },
     Flag(fn(&mut Config) -> &mut bool),
     Mode,
+    /// A list of globs (a YAML list, or a comma-separated string from the environment).
+    Globs(fn(&mut Config) -> &mut Vec<String>),
 }
 
 struct Key {
@@ -117,6 +128,18 @@ const KEYS: &[Key] = &[
         name: "permission_mode",
         slot: Slot::Mode,
     },
+    Key {
+        name: "disable_syntax_check",
+        slot: Slot::Flag(|c| &mut c.disable_syntax_check),
+    },
+    Key {
+        name: "file_checkpoints",
+        slot: Slot::Flag(|c| &mut c.file_checkpoints),
+    },
+    Key {
+        name: "focus",
+        slot: Slot::Globs(|c| &mut c.focus),
+    },
 ];
 
 impl Key {
@@ -160,6 +183,28 @@ impl Key {
                 config.permission_mode = text
                     .and_then(PermissionMode::parse)
                     .ok_or_else(|| bad("one of auto, dry-run, review".to_string()))?;
+            }
+            Slot::Globs(field) => {
+                let expected =
+                    || bad("a list of globs, e.g. [\"src/**\", \"tests/**\"]".to_string());
+                let globs: Vec<String> = match value {
+                    serde_json::Value::Array(items) => items
+                        .iter()
+                        .map(|i| i.as_str().map(str::to_string))
+                        .collect::<Option<_>>()
+                        .ok_or_else(expected)?,
+                    serde_json::Value::String(s) => s
+                        .split(',')
+                        .map(|g| g.trim().to_string())
+                        .filter(|g| !g.is_empty())
+                        .collect(),
+                    serde_json::Value::Null => Vec::new(),
+                    _ => return Err(expected()),
+                };
+                for g in &globs {
+                    globset::Glob::new(g).map_err(|e| bad(format!("valid globs ({e})")))?;
+                }
+                *field(config) = globs;
             }
         }
         Ok(())

@@ -4,7 +4,9 @@
 //! has no network: the harness (`slmcode-agent`), the MCP server and the `slmcode` CLI all drive
 //! the same [`Registry`] over a [`Workspace`].
 
+pub mod checkpoint;
 pub mod config;
+pub mod loopguard;
 pub mod matching;
 pub mod mutation;
 pub mod output;
@@ -13,6 +15,7 @@ pub mod path;
 pub mod pending;
 pub mod registry;
 mod suggest;
+pub mod syntax;
 pub mod text;
 pub mod tools;
 mod walk;

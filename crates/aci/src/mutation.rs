@@ -1,8 +1,12 @@
-//! The one mutation path. Every file change of every tool goes through [`commit`], which
-//! applies, in order: the jail; the `.slmcode/` boundary (on the path text, on the resolved
-//! path, and on directory identity); Windows reserved names; the permission mode (auto writes,
-//! dry-run reports, review stages under `.slmcode/pending/`); then the atomic replace — temp
-//! file in the same directory, fsync, rename, fsync the directory, the file's mode kept.
+//! The one mutation path. Every file change of every tool goes through here — [`commit`] for
+//! content, [`delete`] and [`rename`] for the rest — applying, in order: the jail; the
+//! `.slmcode/` boundary (on the path text, on the resolved path, and on directory identity);
+//! Windows reserved names; the focus guard; the syntax check (a change that breaks a file that
+//! parsed is refused, so the file stays as it was); the permission mode (auto writes, dry-run
+//! reports, review stages under `.slmcode/pending/`); the checkpoint (the session's first copy
+//! of the path, fsynced first); then the atomic replace — temp file in the same directory,
+//! fsync, rename, fsync the directory, the file's mode kept. Restoring a checkpoint uses the
+//! same jail, boundary and atomic replace.
 //!
 //! Writing through rename also means a hard link elsewhere to the same inode is never written
 //! through: the name being edited gets a new inode, the other name keeps the old bytes.
@@ -17,6 +21,7 @@ use crate::config::PermissionMode;
 use crate::path::{Jail, PathError, RelPath};
 use crate::pending;
 use crate::registry::ToolError;
+use crate::syntax::{self, SyntaxError, Verdict};
 use crate::workspace::{ReadRecord, Workspace};
 
 /// The harness's own directory: tools never write under it, except in [`SCRATCH`].
@@ -74,7 +79,8 @@ impl Target {
 /// Resolves and checks where a write to `path` would land, without writing. Tools call this
 /// first so a refused target is refused before anything else is said; [`commit`] calls it
 /// again, so no write skips it.
-pub fn target(jail: &Jail, path: &RelPath, verb: &str) -> Result<Target, ToolError> {
+pub fn target(ws: &Workspace, path: &RelPath, verb: &str) -> Result<Target, ToolError> {
+    let jail = &ws.jail;
     if path.is_root() {
         return Err(ToolError::Refused(format!(
             "{verb} refused — the path names the project root, not a file. Send a file path such as \"src/main.rs\"."
@@ -109,6 +115,7 @@ pub fn target(jail: &Jail, path: &RelPath, verb: &str) -> Result<Target, ToolErr
     };
     check_boundary(path, &real, verb)?;
     check_identity(jail, path, &real, verb)?;
+    check_focus(ws, path, &real, verb)?;
     Ok(Target {
         given: path.clone(),
         real,
@@ -116,15 +123,35 @@ pub fn target(jail: &Jail, path: &RelPath, verb: &str) -> Result<Target, ToolErr
     })
 }
 
-/// Commits new content for `path` through the whole path: target checks, permission mode,
-/// atomic replace. On success the session's read record follows the new content, so the
-/// model can keep editing what it just wrote.
+/// A change that went through, and what the syntax check had to say about it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Committed {
+    pub done: Done,
+    /// The parse error of a file that was already broken and still is.
+    pub note: Option<String>,
+}
+
+impl Committed {
+    /// The tool's success text, completed with what the mode did and the syntax note.
+    pub fn present(&self, summary: &str) -> String {
+        let mut out = self.done.present(summary);
+        if let Some(note) = &self.note {
+            out.push('\n');
+            out.push_str(note);
+        }
+        out
+    }
+}
+
+/// Commits new content for `path` through the whole path: target checks, syntax check,
+/// permission mode, checkpoint, atomic replace. On success the session's read record follows
+/// the new content, so the model can keep editing what it just wrote.
 pub fn commit(
     ws: &mut Workspace,
     path: &RelPath,
     bytes: Vec<u8>,
     tool: &str,
-) -> Result<Done, ToolError> {
+) -> Result<Committed, ToolError> {
     let mode = ws.config.permission_mode;
     commit_as(ws, path, bytes, tool, mode)
 }
@@ -136,24 +163,45 @@ pub fn commit_as(
     bytes: Vec<u8>,
     tool: &str,
     mode: PermissionMode,
-) -> Result<Done, ToolError> {
+) -> Result<Committed, ToolError> {
     let verb = verb_of(tool);
-    let target = target(&ws.jail, path, verb)?;
-    // Only dry-run and review need the old bytes (for the diff and the staged record).
-    let before = if target.exists() && mode != PermissionMode::Auto {
-        Some(read_all(&ws.jail, &target.real)?)
-    } else {
-        None
-    };
-    match mode {
-        PermissionMode::DryRun => Ok(Done::DryRun {
-            diff: unified_diff(&target.real, before.as_deref().unwrap_or_default(), &bytes),
-        }),
-        PermissionMode::Review => {
-            let id = pending::stage(&ws.jail, &target.real, before.as_deref(), &bytes, tool)?;
-            Ok(Done::Staged { id })
+    let target = target(ws, path, verb)?;
+    let mut before: Option<Vec<u8>> = None;
+    let mut note = None;
+    if !ws.config.disable_syntax_check {
+        if let Verdict::Broken(err) = syntax::check(&target.real, &bytes) {
+            let was = if target.exists() {
+                let current = read_all(&ws.jail, &target.real)?;
+                let verdict = syntax::check(&target.real, &current);
+                before = Some(current);
+                verdict
+            } else {
+                Verdict::Unchecked
+            };
+            if was == Verdict::Parses {
+                return Err(ToolError::Refused(reverted(verb, path, &err)));
+            }
+            note = Some(still_broken(path, &err, target.exists()));
+        }
+    }
+    let done = match mode {
+        PermissionMode::DryRun | PermissionMode::Review => {
+            let before = match before {
+                Some(b) => Some(b),
+                None if target.exists() => Some(read_all(&ws.jail, &target.real)?),
+                None => None,
+            };
+            if mode == PermissionMode::DryRun {
+                Done::DryRun {
+                    diff: unified_diff(&target.real, before.as_deref().unwrap_or_default(), &bytes),
+                }
+            } else {
+                let id = pending::stage(&ws.jail, &target.real, before.as_deref(), &bytes, tool)?;
+                Done::Staged { id }
+            }
         }
         PermissionMode::Auto => {
+            checkpoint(ws, &target.real)?;
             atomic_replace(
                 &ws.jail,
                 &target.real,
@@ -168,15 +216,335 @@ pub fn commit_as(
                     len: bytes.len() as u64,
                 },
             );
-            Ok(Done::Written)
+            Done::Written
+        }
+    };
+    Ok(Committed { done, note })
+}
+
+/// Saves the session's first copy of `path` when checkpoints are on.
+fn checkpoint(ws: &mut Workspace, path: &RelPath) -> Result<(), ToolError> {
+    if ws.config.file_checkpoints {
+        ws.session.checkpoints.save_first(&ws.jail, path)?;
+    }
+    Ok(())
+}
+
+/// How to undo the session's changes, for messages.
+pub fn restore_hint(ws: &Workspace, path: &RelPath) -> String {
+    match ws.session.checkpoints.id() {
+        Some(id) if ws.config.file_checkpoints => {
+            format!("restore it with `slmcode checkpoints restore {id} {path}`")
+        }
+        _ => "file checkpoints are off, so it cannot be restored".to_string(),
+    }
+}
+
+/// The spec's revert message: what broke, where, what to check, and not to retry.
+fn reverted(verb: &str, path: &RelPath, err: &SyntaxError) -> String {
+    format!(
+        "{} REVERTED — {path} parsed correctly before your change and does NOT parse after it (tree-sitter {}): {}
+         The file is unchanged on disk. Fix the syntax in your replacement text and retry:
+         • check brackets/parens/quotes are balanced in new_str
+         • check indentation matches the surrounding block
+         Do NOT retry the identical edit — it will be reverted again.",
+        verb.to_uppercase(),
+        err.language,
+        err.describe(path)
+    )
+}
+
+/// The in-band note for a file that did not parse before the change either.
+fn still_broken(path: &RelPath, err: &SyntaxError, existed: bool) -> String {
+    let was = if existed {
+        "It did not parse before this change either"
+    } else {
+        "The new file does not parse"
+    };
+    format!(
+        "[syntax: {path} does not parse (tree-sitter {}): {}
+{was} — fix it now, before anything else.]",
+        err.language,
+        err.describe(path)
+    )
+}
+
+/// Refuses a delete or move under review mode, which stages content changes only.
+fn not_in_review(ws: &Workspace, verb: &str) -> Result<(), ToolError> {
+    if ws.config.permission_mode == PermissionMode::Review {
+        return Err(ToolError::Refused(format!(
+            "{verb} refused — review mode stages content changes only; ask the user to {verb} it, or to switch permission_mode to auto"
+        )));
+    }
+    Ok(())
+}
+
+/// What a delete removed.
+pub struct Deleted {
+    pub dry_run: bool,
+    /// Files and links removed (a directory's contents included), project-relative.
+    pub paths: Vec<RelPath>,
+}
+
+/// Deletes a file or symlink (the link, never its target), or with `recursive` a directory,
+/// each file checkpointed first.
+pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Deleted, ToolError> {
+    let verb = "delete";
+    if path.is_root() {
+        return Err(ToolError::Refused(
+            "delete refused — that is the project root. Name a file or directory inside it.".into(),
+        ));
+    }
+    check_boundary(path, path, verb)?;
+    let meta = ws.jail.symlink_metadata(path)?;
+    // The entry itself is removed, so it is judged by where it is, not where a link leads.
+    let real = ws.jail.resolve(&path.parent())?.join(path.file_name());
+    check_boundary(path, &real, verb)?;
+    check_identity(&ws.jail, path, &real, verb)?;
+    check_focus(ws, path, &real, verb)?;
+    let mut paths = Vec::new();
+    if meta.is_dir() {
+        if !recursive {
+            return Err(ToolError::Refused(format!(
+                "delete refused — {path} is a directory. To delete it and everything in it, repeat the call with \"recursive\": true."
+            )));
+        }
+        collect_tree(&ws.jail, &real, &mut paths)?;
+    } else {
+        paths.push(real.clone());
+    }
+    if ws.config.permission_mode == PermissionMode::DryRun {
+        return Ok(Deleted {
+            dry_run: true,
+            paths,
+        });
+    }
+    not_in_review(ws, verb)?;
+    for p in &paths {
+        checkpoint(ws, p)?;
+    }
+    let parent = ws.jail.open_dir(&real.parent())?;
+    let removed = if meta.is_dir() {
+        parent.remove_dir_all(real.file_name())
+    } else {
+        parent.remove_file(real.file_name())
+    };
+    removed.map_err(|e| ToolError::Refused(format!("delete of {path} failed: {e}")))?;
+    Ok(Deleted {
+        dry_run: false,
+        paths,
+    })
+}
+
+/// Every file and link under a directory, depth first, without following links.
+fn collect_tree(jail: &Jail, dir: &RelPath, out: &mut Vec<RelPath>) -> Result<(), ToolError> {
+    let mut names: Vec<String> = jail
+        .read_dir(dir)?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in names {
+        let child = dir.join(&name);
+        let meta = jail.symlink_metadata(&child)?;
+        if meta.is_dir() {
+            collect_tree(jail, &child, out)?;
+        } else {
+            out.push(child);
         }
     }
+    Ok(())
+}
+
+/// How a move was made.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Moved {
+    GitMv,
+    Renamed,
+    DryRun,
+}
+
+/// Moves a file (or symlink) to a path that does not exist yet: `git mv` when the project is
+/// a git checkout and the file is tracked, otherwise a rename. Both sides are checkpointed, so
+/// a restore puts the file back and removes the new one.
+pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved, ToolError> {
+    let verb = "move";
+    if from.is_root() || to.is_root() {
+        return Err(ToolError::Refused(
+            "move refused — the project root cannot be moved or replaced. Name files inside it."
+                .into(),
+        ));
+    }
+    // Moving a control file away counts as deleting it.
+    check_boundary(from, from, verb)?;
+    let meta = ws.jail.symlink_metadata(from)?;
+    if meta.is_dir() {
+        return Err(ToolError::Refused(format!(
+            "move refused — {from} is a directory; ws_mv moves one file at a time. Move its files one by one."
+        )));
+    }
+    let from_real = ws.jail.resolve(&from.parent())?.join(from.file_name());
+    check_boundary(from, &from_real, verb)?;
+    check_identity(&ws.jail, from, &from_real, verb)?;
+    check_focus(ws, from, &from_real, verb)?;
+    match ws.jail.symlink_metadata(to) {
+        Err(PathError::NotFound { .. }) => {}
+        Ok(_) => {
+            return Err(ToolError::Refused(format!(
+                "move refused — {to} already exists and ws_mv never overwrites. Choose another name, or delete {to} first with ws_delete if it should go."
+            )))
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let to_target = target(ws, to, verb)?;
+    if ws.config.permission_mode == PermissionMode::DryRun {
+        return Ok(Moved::DryRun);
+    }
+    not_in_review(ws, verb)?;
+    checkpoint(ws, &from_real)?;
+    checkpoint(ws, &to_target.real)?;
+    ws.jail.create_dir_all(&to_target.real.parent())?;
+    let how = if git_tracked(ws, &from_real) {
+        git_mv(ws, &from_real, &to_target.real)?;
+        Moved::GitMv
+    } else {
+        let root = ws.jail.open_dir(&RelPath::root())?;
+        root.rename(from_real.as_path(), &root, to_target.real.as_path())
+            .map_err(|e| ToolError::Refused(format!("move of {from} failed: {e}")))?;
+        Moved::Renamed
+    };
+    ws.session.moved(&from_real, &to_target.real);
+    Ok(how)
+}
+
+/// True when the project is a git checkout (a `.git` at the root) that tracks `path`.
+fn git_tracked(ws: &Workspace, path: &RelPath) -> bool {
+    if ws
+        .jail
+        .symlink_metadata(&RelPath::root().join(".git"))
+        .is_err()
+    {
+        return false;
+    }
+    std::process::Command::new("git")
+        .args(["ls-files", "--error-unmatch", "--"])
+        .arg(path.as_path())
+        .current_dir(ws.jail.root())
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn git_mv(ws: &Workspace, from: &RelPath, to: &RelPath) -> Result<(), ToolError> {
+    let out = std::process::Command::new("git")
+        .args(["-c", "core.fsmonitor=false", "mv", "--"])
+        .arg(from.as_path())
+        .arg(to.as_path())
+        .current_dir(ws.jail.root())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| ToolError::Refused(format!("git mv could not run: {e}")))?;
+    if !out.status.success() {
+        return Err(ToolError::Refused(format!(
+            "git mv {from} {to} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// Restores a file's bytes and mode (checkpoint restore): same jail, boundary and atomic
+/// replace as any write, but no syntax check or new checkpoint — it puts back what was.
+pub fn restore_file(jail: &Jail, path: &RelPath, bytes: &[u8], mode: u32) -> Result<(), ToolError> {
+    check_boundary(path, path, "restore")?;
+    if let Ok(meta) = jail.symlink_metadata(path) {
+        if meta.is_dir() {
+            return Err(ToolError::Refused(format!(
+                "restore of {path} refused: a directory stands there now; move it away first"
+            )));
+        }
+        if meta.file_type().is_symlink() {
+            jail.open_dir(&path.parent())?
+                .remove_file(path.file_name())
+                .map_err(|e| ToolError::Refused(format!("restore of {path} failed: {e}")))?;
+        }
+    }
+    atomic_replace(jail, path, bytes, mode)
+        .map_err(|e| ToolError::Refused(format!("restore of {path} failed: {e}")))
+}
+
+/// Recreates a symlink (checkpoint restore).
+pub fn restore_symlink(jail: &Jail, path: &RelPath, target: &str) -> Result<(), ToolError> {
+    check_boundary(path, path, "restore")?;
+    remove_restored(jail, path)?;
+    jail.create_dir_all(&path.parent())?;
+    jail.open_dir(&path.parent())?
+        .symlink(target, path.file_name())
+        .map_err(|e| ToolError::Refused(format!("restore of {path} failed: {e}")))
+}
+
+/// Removes a file or link that did not exist when the checkpoint was taken. Returns whether
+/// anything was there.
+pub fn remove_restored(jail: &Jail, path: &RelPath) -> Result<bool, ToolError> {
+    check_boundary(path, path, "restore")?;
+    match jail.symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(ToolError::Refused(format!(
+            "restore would remove {path}, but it is a directory now; remove it by hand if it should go"
+        ))),
+        Ok(_) => {
+            jail.open_dir(&path.parent())?
+                .remove_file(path.file_name())
+                .map_err(|e| ToolError::Refused(format!("restore could not remove {path}: {e}")))?;
+            Ok(true)
+        }
+        Err(PathError::NotFound { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The focus guard: with `focus:` globs configured, only matching paths may change.
+fn check_focus(
+    ws: &Workspace,
+    given: &RelPath,
+    real: &RelPath,
+    verb: &str,
+) -> Result<(), ToolError> {
+    if ws.config.focus.is_empty() {
+        return Ok(());
+    }
+    let mut builder = globset::GlobSetBuilder::new();
+    for g in &ws.config.focus {
+        if let Ok(glob) = globset::GlobBuilder::new(g).literal_separator(true).build() {
+            builder.add(glob);
+        }
+    }
+    let set = builder
+        .build()
+        .map_err(|e| ToolError::Refused(format!("the focus globs are invalid: {e}")))?;
+    if set.is_match(given.as_str()) && set.is_match(real.as_str()) {
+        return Ok(());
+    }
+    Err(ToolError::Refused(format!(
+        "{verb} refused — {given} is outside this task's focus. Only paths matching {} may be changed; work within those files.",
+        ws.config
+            .focus
+            .iter()
+            .map(|g| format!("\"{g}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
 }
 
 fn verb_of(tool: &str) -> &'static str {
     match tool {
         "ws_edit" => "edit",
         "ws_patch" => "patch",
+        "ws_mv" => "move",
+        "ws_delete" => "delete",
         _ => "write",
     }
 }

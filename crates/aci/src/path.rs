@@ -329,6 +329,11 @@ impl Jail {
         self.beneath(path, |dir, p| dir.create_dir_all(p))
     }
 
+    /// What a symlink points to (its text, not followed), beneath the root.
+    pub fn read_link(&self, path: &RelPath) -> Result<std::path::PathBuf, PathError> {
+        self.beneath(path, |dir, p| dir.read_link_contents(p))
+    }
+
     /// Reads a directory, beneath the root.
     pub fn read_dir(&self, path: &RelPath) -> Result<ReadDir, PathError> {
         self.beneath(path, |dir, p| dir.read_dir(p))

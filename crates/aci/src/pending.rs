@@ -151,7 +151,7 @@ pub fn apply(ws: &mut Workspace, id: &str) -> Result<String, ToolError> {
         &p.tool,
         PermissionMode::Auto,
     )?;
-    debug_assert_eq!(done, Done::Written);
+    debug_assert_eq!(done.done, Done::Written);
     remove(&ws.jail, id)?;
     Ok(format!("applied {id}: wrote {}", p.path))
 }

@@ -459,6 +459,18 @@ impl Registry {
             };
         };
         let spec = tool.spec();
+        // The loop guard sees every call, whichever caller made it.
+        // A call that changes things is stopped before it runs; a read-only one is stopped
+        // when it gives the same answer as before (a file changed from outside reads anew).
+        let key = crate::loopguard::call_key(name, raw_args);
+        if !spec.read_only && ws.session.loop_guard.repeated(&key, None) {
+            let nudge = ws.session.loop_guard.intervene(name);
+            return ToolResult {
+                text: cap(&nudge, max, ""),
+                is_error: true,
+            };
+        }
+        let epoch = ws.session.read_epoch();
         let outcome = Args::normalize(spec, raw_args).and_then(|args| {
             catch_unwind(AssertUnwindSafe(|| tool.run(ws, &args))).unwrap_or_else(|_| {
                 Err(ToolError::Refused(format!(
@@ -466,7 +478,9 @@ impl Registry {
                 )))
             })
         });
-        match outcome {
+        let changed_state =
+            (!spec.read_only && outcome.is_ok()) || ws.session.read_epoch() != epoch;
+        let result = match outcome {
             Ok(reply) => ToolResult {
                 text: cap(
                     &reply.text,
@@ -479,7 +493,17 @@ impl Registry {
                 text: cap(&e.to_string(), max, spec.rest_hint),
                 is_error: true,
             },
+        };
+        let hash = crate::loopguard::result_hash(&result.text, result.is_error);
+        if spec.read_only && !changed_state && ws.session.loop_guard.repeated(&key, Some(hash)) {
+            let nudge = ws.session.loop_guard.intervene(name);
+            return ToolResult {
+                text: cap(&nudge, max, ""),
+                is_error: true,
+            };
         }
+        ws.session.loop_guard.record(key, hash, changed_state);
+        result
     }
 
     fn unknown_tool(&self, name: &str) -> String {

@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::checkpoint::Checkpoints;
 use crate::config::Config;
+use crate::loopguard::LoopGuard;
 use crate::path::{Jail, RelPath};
 
 /// What a session knows about a file it read: enough to tell later whether the file changed
@@ -40,14 +42,29 @@ pub struct TodoItem {
 pub struct Session {
     /// Keyed by the resolved path (symlinks followed), so two spellings of one file agree.
     reads: HashMap<RelPath, ReadRecord>,
+    read_epoch: u64,
     /// The current checklist; ws_todo replaces it whole.
     pub todo: Vec<TodoItem>,
+    /// The first copies of the paths this session changed.
+    pub checkpoints: Checkpoints,
+    /// Repeated-call detection for the current task.
+    pub loop_guard: LoopGuard,
 }
 
 impl Session {
     /// Notes that `path` (already resolved through the jail) was read with this content.
     pub fn record_read(&mut self, resolved: RelPath, record: ReadRecord) {
+        if self.reads.get(&resolved) != Some(&record) {
+            self.read_epoch += 1;
+        }
         self.reads.insert(resolved, record);
+    }
+
+    /// Counts the times what the session knows of a file changed: a read of something new is
+    /// a change of state (a write refused for want of a read may now go through), a re-read of
+    /// the same bytes is not.
+    pub fn read_epoch(&self) -> u64 {
+        self.read_epoch
     }
 
     /// Whether the session's last read of `resolved` still matches `current` on disk.
@@ -61,6 +78,18 @@ impl Session {
             }
             Some(_) => Freshness::Changed,
         }
+    }
+
+    /// A file moved: what was read of it still holds under its new name.
+    pub fn moved(&mut self, from: &RelPath, to: &RelPath) {
+        if let Some(record) = self.reads.remove(from) {
+            self.reads.insert(to.clone(), record);
+        }
+    }
+
+    /// Starts a new task: the loop guard's history belongs to one task only.
+    pub fn start_task(&mut self) {
+        self.loop_guard = LoopGuard::default();
     }
 
     /// What this session last read of `resolved`, if anything.

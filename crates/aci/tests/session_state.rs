@@ -53,6 +53,8 @@ fn tool_names_is_the_coding_set() {
             "ws_write",
             "ws_edit",
             "ws_patch",
+            "ws_mv",
+            "ws_delete",
             "ws_list",
             "ws_glob",
             "ws_grep",

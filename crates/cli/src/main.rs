@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use slmcode_aci::{pending, Config, Registry, Workspace};
+use slmcode_aci::{checkpoint, pending, Config, Registry, Workspace};
 
 #[derive(Parser)]
 #[command(
@@ -50,6 +50,14 @@ enum Command {
         #[arg(long, global = true)]
         root: Option<PathBuf>,
     },
+    /// Checkpoints the tools saved before changing files: list, show or restore them.
+    Checkpoints {
+        #[command(subcommand)]
+        action: CheckpointAction,
+        /// Project root (default: the current directory).
+        #[arg(long, global = true)]
+        root: Option<PathBuf>,
+    },
     /// List the tools with their descriptions and argument schemas.
     Tools {
         /// Print the list as JSON.
@@ -68,6 +76,17 @@ enum PendingAction {
     Apply { id: String },
     /// Drop one staged change.
     Reject { id: String },
+}
+
+#[derive(Subcommand)]
+enum CheckpointAction {
+    /// List sessions with checkpoints, oldest first.
+    List,
+    /// Show what one session saved.
+    Show { session: String },
+    /// Put back what a session changed (all of it, or the given paths): bytes and modes
+    /// restored, files it created removed, moves undone on both paths.
+    Restore { session: String, paths: Vec<String> },
 }
 
 fn main() -> ExitCode {
@@ -122,20 +141,67 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 PendingAction::Apply { id } => pending::apply(&mut ws, &id),
                 PendingAction::Reject { id } => pending::reject(&ws.jail, &id),
             };
-            match result {
-                Ok(text) => {
-                    writeln!(std::io::stdout().lock(), "{}", text.trim_end())?;
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => {
-                    eprintln!("slmcode pending: {e}");
-                    Ok(ExitCode::from(1))
-                }
-            }
+            report("slmcode pending", result)
+        }
+        Command::Checkpoints { action, root } => {
+            let ws = open_workspace(root)?;
+            let result = match action {
+                CheckpointAction::List => checkpoint::list(&ws.jail).map(|list| {
+                    if list.is_empty() {
+                        return "no checkpoints".to_string();
+                    }
+                    list.iter()
+                        .map(|m| format!("{}  {} path(s)", m.session, m.entries.len()))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                }),
+                CheckpointAction::Show { session } => checkpoint::load_manifest(&ws.jail, &session)
+                    .map(|m| {
+                        m.entries
+                            .iter()
+                            .map(|e| match &e.saved {
+                                checkpoint::Saved::File { mode, .. } => {
+                                    format!("{}  file, mode {mode:o}", e.path)
+                                }
+                                checkpoint::Saved::Symlink { target } => {
+                                    format!("{}  symlink to {target}", e.path)
+                                }
+                                checkpoint::Saved::Absent => {
+                                    format!("{}  did not exist", e.path)
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    }),
+                CheckpointAction::Restore { session, paths } => paths
+                    .iter()
+                    .map(|p| ws.jail.parse(p).map_err(Into::into))
+                    .collect::<Result<Vec<_>, slmcode_aci::registry::ToolError>>()
+                    .and_then(|paths| checkpoint::restore(&ws.jail, &session, &paths))
+                    .map(|lines| lines.join("\n")),
+            };
+            report("slmcode checkpoints", result)
         }
         Command::Tools { json } => {
             print_tools(json)?;
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Prints a subcommand's result: the text on stdout, or the error on stderr with exit 1.
+fn report(
+    what: &str,
+    result: Result<String, slmcode_aci::registry::ToolError>,
+) -> Result<ExitCode> {
+    match result {
+        Ok(text) => {
+            writeln!(std::io::stdout().lock(), "{}", text.trim_end())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("{what}: {e}");
+            Ok(ExitCode::from(1))
         }
     }
 }

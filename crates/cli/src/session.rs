@@ -28,7 +28,11 @@ pub fn run(
             continue;
         }
         let reply = match parse_line(line) {
-            Ok((tool, args)) => {
+            Ok(Line::Task(id)) => {
+                ws.session.start_task();
+                json!({"task": id, "is_error": false, "text": format!("(task {id} started: the loop guard's history is reset)")})
+            }
+            Ok(Line::Call(tool, args)) => {
                 let result = registry.call(ws, &tool, &args);
                 json!({"tool": tool, "is_error": result.is_error, "text": result.text})
             }
@@ -44,12 +48,30 @@ pub fn run(
     }
 }
 
-/// Splits a line into the tool name and its arguments (`args`, or `arguments` as an alias).
-fn parse_line(line: &str) -> Result<(String, Value), String> {
+/// One input line: a tool call, or the start of a new task.
+#[derive(Debug, PartialEq)]
+enum Line {
+    Call(String, Value),
+    /// `{"task": "ID"}`: later calls belong to a new task (its own loop-guard history).
+    Task(String),
+}
+
+/// Splits a line into the tool name and its arguments (`args`, or `arguments` as an alias),
+/// or reads a task marker.
+fn parse_line(line: &str) -> Result<Line, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON ({e})"))?;
     let Value::Object(mut object) = value else {
         return Err("not a JSON object".to_string());
     };
+    if !object.contains_key("tool") && !object.contains_key("name") {
+        if let Some(task) = object.remove("task") {
+            return match task {
+                Value::String(id) => Ok(Line::Task(id)),
+                Value::Number(n) => Ok(Line::Task(n.to_string())),
+                _ => Err("\"task\" must be a string".to_string()),
+            };
+        }
+    }
     let tool = match object.remove("tool").or_else(|| object.remove("name")) {
         Some(Value::String(t)) => t,
         Some(_) => return Err("\"tool\" must be a string".to_string()),
@@ -59,7 +81,7 @@ fn parse_line(line: &str) -> Result<(String, Value), String> {
         .remove("args")
         .or_else(|| object.remove("arguments"))
         .unwrap_or(Value::Null);
-    Ok((tool, args))
+    Ok(Line::Call(tool, args))
 }
 
 #[cfg(test)]
@@ -68,13 +90,24 @@ mod tests {
 
     #[test]
     fn lines_take_tool_and_args_or_their_aliases() {
-        let (t, a) = parse_line(r#"{"tool":"ws_read","args":{"path":"a"}}"#).unwrap();
+        let Line::Call(t, a) = parse_line(r#"{"tool":"ws_read","args":{"path":"a"}}"#).unwrap()
+        else {
+            panic!("a call");
+        };
         assert_eq!((t.as_str(), a["path"].as_str()), ("ws_read", Some("a")));
-        let (t, a) = parse_line(r#"{"name":"ws_list","arguments":{}}"#).unwrap();
+        let Line::Call(t, a) = parse_line(r#"{"name":"ws_list","arguments":{}}"#).unwrap() else {
+            panic!("a call");
+        };
         assert_eq!(t, "ws_list");
         assert!(a.is_object());
-        let (_, a) = parse_line(r#"{"tool":"git_status"}"#).unwrap();
-        assert!(a.is_null());
+        assert_eq!(
+            parse_line(r#"{"tool":"git_status"}"#).unwrap(),
+            Line::Call("git_status".into(), Value::Null)
+        );
+        assert_eq!(
+            parse_line(r#"{"task":"t2"}"#).unwrap(),
+            Line::Task("t2".into())
+        );
     }
 
     #[test]

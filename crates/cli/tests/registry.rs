@@ -21,6 +21,8 @@ fn tools_lists_the_coding_set_with_schemas() {
             "ws_write",
             "ws_edit",
             "ws_patch",
+            "ws_mv",
+            "ws_delete",
             "ws_list",
             "ws_glob",
             "ws_grep",

@@ -63,7 +63,7 @@ impl Tool for EditTool {
 
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
         let path = ws.jail.parse(args.str("path").unwrap_or_default())?;
-        let target = mutation::target(&ws.jail, &path, "edit")?;
+        let target = mutation::target(ws, &path, "edit")?;
         if !target.exists() {
             return Err(missing_file(ws, &path));
         }

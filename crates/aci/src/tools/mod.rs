@@ -1,20 +1,24 @@
 //! One file per tool. The registry offers them in this order.
 
+mod delete;
 mod edit;
 mod git;
 mod glob;
 mod grep;
 mod list;
+mod mv;
 mod patch;
 mod read;
 mod todo;
 mod write;
 
+pub use delete::DeleteTool;
 pub use edit::{EditTool, GUTTER_NOTE, OVER_EDIT_MIN_BYTES, OVER_EDIT_SHARE};
 pub use git::{GitDiffTool, GitStatusTool};
 pub use glob::{GlobTool, MAX_GLOB_HITS};
 pub use grep::{GrepTool, MAX_GREP_HITS};
 pub use list::ListTool;
+pub use mv::MvTool;
 pub use patch::{PatchTool, ANCHOR_WINDOW_LINES};
 pub use read::{ReadTool, MAX_LINE_CHARS};
 pub use todo::{TodoTool, MAX_TODO_CHARS, MAX_TODO_ITEMS};
@@ -28,6 +32,8 @@ pub(crate) static CODING: &[&dyn Tool] = &[
     &WriteTool,
     &EditTool,
     &PatchTool,
+    &MvTool,
+    &DeleteTool,
     &ListTool,
     &GlobTool,
     &GrepTool,

@@ -51,7 +51,7 @@ impl Tool for PatchTool {
         let parsed = patch::parse(args.str("patch").unwrap_or_default())
             .map_err(|e| ToolError::Refused(format!("patch refused — {e}")))?;
         let path = file_to_patch(ws, args.str("path"), &parsed)?;
-        let target = mutation::target(&ws.jail, &path, "patch")?;
+        let target = mutation::target(ws, &path, "patch")?;
         if parsed.creates_or_deletes {
             return Err(ToolError::Refused(format!(
                 "patch refused — the diff creates or deletes a file (/dev/null in its headers). Create files with ws_write {{\"path\":\"{path}\",\"content\":\"…\"}}; ws_patch changes an existing file."

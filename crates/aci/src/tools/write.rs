@@ -53,7 +53,7 @@ impl Tool for WriteTool {
 
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
         let path = ws.jail.parse(args.str("path").unwrap_or_default())?;
-        let target = mutation::target(&ws.jail, &path, "write")?;
+        let target = mutation::target(ws, &path, "write")?;
         let content = args.str("content").unwrap_or_default();
         let allow_shrink = args.flag("allow_shrink");
         let unknown = args.unknown();

@@ -1,0 +1,53 @@
+//! ws_delete: removes a file or a symlink (the link, never what it points to); a directory
+//! only with `recursive: true`. Everything removed is checkpointed first, and the result says
+//! how to get it back.
+
+use crate::mutation;
+use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::workspace::Workspace;
+
+pub struct DeleteTool;
+
+static SPEC: ToolSpec = ToolSpec {
+    name: "ws_delete",
+    description: "Delete a file or symlink. A directory needs \"recursive\": true. The deleted content is saved in the session's checkpoint and can be restored.",
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::String,
+            required: true,
+            description: "file, symlink or directory to delete, relative to the project root",
+            aliases: &["file_path", "filePath", "file", "filename"],
+        },
+        Param {
+            name: "recursive",
+            kind: Kind::Boolean,
+            required: false,
+            description: "set true to delete a directory and everything in it",
+            aliases: &["r", "recurse"],
+        },
+    ],
+    example: "{\"path\":\"old/unused.py\"}",
+    read_only: false,
+    passes_unknown_args: false,
+    rest_hint: "",
+};
+
+impl Tool for DeleteTool {
+    fn spec(&self) -> &'static ToolSpec {
+        &SPEC
+    }
+
+    fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
+        let path = ws.jail.parse(args.str("path").unwrap_or_default())?;
+        let deleted = mutation::delete(ws, &path, args.flag("recursive"))?;
+        let what = match deleted.paths.len() {
+            1 if deleted.paths[0] == path => path.to_string(),
+            n => format!("{path} ({n} files)"),
+        };
+        if deleted.dry_run {
+            return Ok(format!("[dry-run — nothing was written] would delete {what}").into());
+        }
+        Ok(format!("deleted {what}; {}", mutation::restore_hint(ws, &path)).into())
+    }
+}

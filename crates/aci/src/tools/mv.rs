@@ -1,0 +1,57 @@
+//! ws_mv: the supported way to rename — rewriting a file under a new name and leaving the old
+//! one behind is a common small-model failure. Uses `git mv` for tracked files in a git
+//! checkout, otherwise a rename; never overwrites.
+
+use crate::mutation::{self, Moved};
+use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::workspace::Workspace;
+
+pub struct MvTool;
+
+static SPEC: ToolSpec = ToolSpec {
+    name: "ws_mv",
+    description: "Move or rename a file (git mv when the file is tracked by git). Never overwrites an existing file; parent directories of the new path are created. Use this instead of writing a copy and leaving the old file.",
+    params: &[
+        Param {
+            name: "from",
+            kind: Kind::String,
+            required: true,
+            description: "the file to move, relative to the project root",
+            aliases: &["source", "src", "path", "old_path", "from_path"],
+        },
+        Param {
+            name: "to",
+            kind: Kind::String,
+            required: true,
+            description: "its new path, relative to the project root",
+            aliases: &["destination", "dest", "dst", "new_path", "to_path", "target"],
+        },
+    ],
+    example: "{\"from\":\"src/util.py\",\"to\":\"src/helpers/util.py\"}",
+    read_only: false,
+    passes_unknown_args: false,
+    rest_hint: "",
+};
+
+impl Tool for MvTool {
+    fn spec(&self) -> &'static ToolSpec {
+        &SPEC
+    }
+
+    fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
+        let from = ws.jail.parse(args.str("from").unwrap_or_default())?;
+        let to = ws.jail.parse(args.str("to").unwrap_or_default())?;
+        if from == to {
+            return Err(ToolError::Refused(format!(
+                "move refused — from and to are both {from}. Give the new path in \"to\"."
+            )));
+        }
+        let how = mutation::rename(ws, &from, &to)?;
+        Ok(match how {
+            Moved::GitMv => format!("moved {from} → {to} (git mv)"),
+            Moved::Renamed => format!("moved {from} → {to} (renamed)"),
+            Moved::DryRun => format!("[dry-run — nothing was written] would move {from} → {to}"),
+        }
+        .into())
+    }
+}
