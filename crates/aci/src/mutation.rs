@@ -168,17 +168,16 @@ pub fn commit_as(
     let target = target(ws, path, verb)?;
     let mut before: Option<Vec<u8>> = None;
     let mut note = None;
-    if !ws.config.disable_syntax_check {
-        if let Verdict::Broken(err) = syntax::check(&target.real, &bytes) {
-            let was = if target.exists() {
-                let current = read_all(&ws.jail, &target.real)?;
-                let verdict = syntax::check(&target.real, &current);
-                before = Some(current);
-                verdict
-            } else {
-                Verdict::Unchecked
-            };
-            if was == Verdict::Parses {
+    if !ws.config.disable_syntax_check && syntax::language_for(&target.real).is_some() {
+        if target.exists() {
+            before = Some(read_all(&ws.jail, &target.real)?);
+        }
+        let (after, was) = ws
+            .session
+            .trees
+            .check_change(&target.real, before.as_deref(), &bytes);
+        if let Verdict::Broken(err) = after {
+            if was == Some(Verdict::Parses) {
                 return Err(ToolError::Refused(reverted(verb, path, &err)));
             }
             note = Some(still_broken(path, &err, target.exists()));

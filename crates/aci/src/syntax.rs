@@ -2,9 +2,18 @@
 //! to, TypeScript included, and fast enough to sit inside every write. A file whose extension
 //! has no grammar is skipped, never read as broken.
 
-use tree_sitter::{Language, Node, Parser};
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::{Arc, Mutex};
 
-use crate::path::RelPath;
+use tree_sitter::{InputEdit, Language, Node, Parser, Point, Tree};
+
+use crate::path::{Jail, RelPath};
+
+/// Files larger than this are not parsed ahead of time.
+const PREPARE_MAX_BYTES: u64 = 8 * 1024 * 1024;
+/// How many parse trees a session keeps.
+const CACHE_ENTRIES: usize = 64;
 
 /// A parse failure, located.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,22 +86,36 @@ pub fn language_for(path: &RelPath) -> Option<(&'static str, Language)> {
     Some(lang)
 }
 
-/// Parses `bytes` as the language of `path`.
+/// Parses `bytes` as the language of `path`, from scratch.
 pub fn check(path: &RelPath, bytes: &[u8]) -> Verdict {
-    let Some((name, language)) = language_for(path) else {
-        return Verdict::Unchecked;
-    };
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Verdict::Unchecked;
-    };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut parser = Parser::new();
-    if parser.set_language(&language).is_err() {
-        return Verdict::Unchecked;
+    match parse(path, bytes, None) {
+        Some((name, tree, text)) => verdict(name, &tree, text),
+        None => Verdict::Unchecked,
     }
-    let Some(tree) = parser.parse(text, None) else {
-        return Verdict::Unchecked;
-    };
+}
+
+/// The text tree-sitter sees: UTF-8 without a BOM.
+fn source(bytes: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    Some(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
+/// Parses, reusing `old` (already edited to match) when given, so only what changed is
+/// parsed again.
+fn parse<'a>(
+    path: &RelPath,
+    bytes: &'a [u8],
+    old: Option<&Tree>,
+) -> Option<(&'static str, Tree, &'a str)> {
+    let (name, language) = language_for(path)?;
+    let text = source(bytes)?;
+    let mut parser = Parser::new();
+    parser.set_language(&language).ok()?;
+    let tree = parser.parse(text, old)?;
+    Some((name, tree, text))
+}
+
+fn verdict(name: &'static str, tree: &Tree, text: &str) -> Verdict {
     let root = tree.root_node();
     if !root.has_error() {
         return Verdict::Parses;
@@ -100,6 +123,129 @@ pub fn check(path: &RelPath, bytes: &[u8]) -> Verdict {
     match first_error(root) {
         Some(node) => Verdict::Broken(locate(name, node, text)),
         None => Verdict::Unchecked,
+    }
+}
+
+/// Parse trees of the files a session works on, keyed by path and content hash. A tree
+/// parsed when the file was read makes the check after an edit incremental: tree-sitter
+/// re-parses only around the change, a few milliseconds instead of a full parse.
+#[derive(Clone, Default)]
+pub struct TreeCache {
+    trees: Arc<Mutex<HashMap<RelPath, ([u8; 32], Tree)>>>,
+}
+
+impl std::fmt::Debug for TreeCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TreeCache")
+    }
+}
+
+impl TreeCache {
+    fn get(&self, path: &RelPath, hash: &[u8; 32]) -> Option<Tree> {
+        let trees = self.trees.lock().ok()?;
+        trees
+            .get(path)
+            .filter(|(h, _)| h == hash)
+            .map(|(_, t)| t.clone())
+    }
+
+    fn put(&self, path: &RelPath, hash: [u8; 32], tree: Tree) {
+        if let Ok(mut trees) = self.trees.lock() {
+            if trees.len() >= CACHE_ENTRIES && !trees.contains_key(path) {
+                // Small and simple: forget everything rather than track recency.
+                trees.clear();
+            }
+            trees.insert(path.clone(), (hash, tree));
+        }
+    }
+
+    /// Parses a file that was just read, in the background, so a later edit's check is
+    /// incremental. The file is read again through a clone of the jail's capability and
+    /// used only if it still has the bytes the session read.
+    pub fn prepare(&self, jail: &Jail, path: &RelPath, hash: [u8; 32], len: u64) {
+        if len > PREPARE_MAX_BYTES
+            || language_for(path).is_none()
+            || self.get(path, &hash).is_some()
+        {
+            return;
+        }
+        let Ok(file) = jail.open_file(path) else {
+            return;
+        };
+        let cache = self.clone();
+        let path = path.clone();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if file.into_std().read_to_end(&mut bytes).is_err()
+                || *blake3::hash(&bytes).as_bytes() != hash
+            {
+                return;
+            }
+            if let Some((_, tree, _)) = parse(&path, &bytes, None) {
+                cache.put(&path, hash, tree);
+            }
+        });
+    }
+
+    /// Checks a change from `before` (absent for a new file) to `after`. Returns the verdict
+    /// on `after`, and — only when `after` is broken — the verdict on `before`.
+    pub fn check_change(
+        &self,
+        path: &RelPath,
+        before: Option<&[u8]>,
+        after: &[u8],
+    ) -> (Verdict, Option<Verdict>) {
+        let before_tree = before.and_then(|b| self.get(path, blake3::hash(b).as_bytes()));
+        let edited = match (before.and_then(source), &before_tree, source(after)) {
+            (Some(old_text), Some(tree), Some(new_text)) => {
+                let mut tree = tree.clone();
+                tree.edit(&input_edit(old_text, new_text));
+                Some(tree)
+            }
+            _ => None,
+        };
+        let Some((name, tree, text)) = parse(path, after, edited.as_ref()) else {
+            return (Verdict::Unchecked, None);
+        };
+        let after_verdict = verdict(name, &tree, text);
+        self.put(path, *blake3::hash(after).as_bytes(), tree);
+        if !matches!(after_verdict, Verdict::Broken(_)) {
+            return (after_verdict, None);
+        }
+        let before_verdict = before.map(|b| match (&before_tree, source(b)) {
+            (Some(tree), Some(text)) => verdict(name, tree, text),
+            _ => check(path, b),
+        });
+        (after_verdict, before_verdict)
+    }
+}
+
+/// The one edit that turns `old` into `new`: everything between their common prefix and
+/// common suffix.
+fn input_edit(old: &str, new: &str) -> InputEdit {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let room = a.len().min(b.len()) - prefix;
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let point = |bytes: &[u8], at: usize| {
+        let head = &bytes[..at];
+        let row = memchr::memchr_iter(b'\n', head).count();
+        let column = at - memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+        Point { row, column }
+    };
+    InputEdit {
+        start_byte: prefix,
+        old_end_byte: a.len() - suffix,
+        new_end_byte: b.len() - suffix,
+        start_position: point(a, prefix),
+        old_end_position: point(a, a.len() - suffix),
+        new_end_position: point(b, b.len() - suffix),
     }
 }
 
@@ -208,6 +354,26 @@ mod tests {
         broken("a.go", "package main\nfunc main() {\n");
         broken("a.ts", "function f(x: number { return x; }\n");
         broken("a.json", "{\"a\": [1, 2}\n");
+    }
+
+    #[test]
+    fn incremental_checks_agree_with_full_parses() {
+        let cache = TreeCache::default();
+        let path = rel("a.rs");
+        let v1 = b"fn a() {}\nfn b() { let x = 1; }\n".to_vec();
+        cache.put(
+            &path,
+            *blake3::hash(&v1).as_bytes(),
+            parse(&path, &v1, None).unwrap().1,
+        );
+        let v2 = b"fn a() {}\nfn b() { let x = (1; }\n".to_vec();
+        let (after, before) = cache.check_change(&path, Some(&v1), &v2);
+        assert_eq!(after, check(&path, &v2));
+        assert!(matches!(after, Verdict::Broken(_)));
+        assert_eq!(before, Some(Verdict::Parses));
+        // The broken tree is cached now; fixing it again is incremental and agrees.
+        let (after, before) = cache.check_change(&path, Some(&v2), &v1);
+        assert_eq!((after, before), (Verdict::Parses, None));
     }
 
     #[test]

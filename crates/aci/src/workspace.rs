@@ -9,6 +9,7 @@ use crate::checkpoint::Checkpoints;
 use crate::config::Config;
 use crate::loopguard::LoopGuard;
 use crate::path::{Jail, RelPath};
+use crate::syntax::TreeCache;
 
 /// What a session knows about a file it read: enough to tell later whether the file changed
 /// on disk since, for the read-before-edit rule.
@@ -49,6 +50,8 @@ pub struct Session {
     pub checkpoints: Checkpoints,
     /// Repeated-call detection for the current task.
     pub loop_guard: LoopGuard,
+    /// Parse trees of files read or written, for incremental syntax checks.
+    pub trees: TreeCache,
 }
 
 impl Session {

@@ -98,6 +98,12 @@ impl Tool for ReadTool {
         // Record the read under the file's real identity before any early return below: an
         // empty file or a short one is still a file the model has now seen.
         let resolved = ws.jail.resolve(&path)?;
+        if !ws.config.disable_syntax_check {
+            // Parse while the model thinks, so checking its edit is incremental.
+            ws.session
+                .trees
+                .prepare(&ws.jail, &resolved, scan.hash, scan.len);
+        }
         ws.session.record_read(
             resolved,
             ReadRecord {
