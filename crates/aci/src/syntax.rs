@@ -131,8 +131,11 @@ fn verdict(name: &'static str, tree: &Tree, text: &str) -> Verdict {
 /// re-parses only around the change, a few milliseconds instead of a full parse.
 #[derive(Clone, Default)]
 pub struct TreeCache {
-    trees: Arc<Mutex<HashMap<RelPath, ([u8; 32], Tree)>>>,
+    trees: Arc<Mutex<HashMap<RelPath, Parsed>>>,
 }
+
+/// A file's tree and the BLAKE3 of the bytes it was parsed from.
+type Parsed = ([u8; 32], Tree);
 
 impl std::fmt::Debug for TreeCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
