@@ -46,7 +46,7 @@ fn bench(c: &mut Criterion) {
         let mid = text.len() / 2;
         let line_start = text[..mid].rfind('\n').map_or(0, |i| i + 1);
         let mut edited = text.clone();
-        edited.insert_str(line_start, " ");
+        edited.insert(line_start, ' ');
         let cache = TreeCache::default();
         // Warm the cache as a ws_read would; then each iteration is one edit of the file as
         // the previous one left it (the session keeps the latest tree of each file).
