@@ -13,7 +13,8 @@
 //! Prints one row per (tool, drift kind) and exits non-zero if any case is WRONG.
 //!
 //! Environment: `ROBUSTNESS_CASES` (cases per drift kind, default 48), `ROBUSTNESS_SEED`,
-//! `ROBUSTNESS_DIRS`, `ROBUSTNESS_SHOW=refused|landed|all` (print those cases too).
+//! `ROBUSTNESS_DIRS`, `ROBUSTNESS_SHOW=refused|landed|all` (print those cases too),
+//! `ROBUSTNESS_FULL=1` (print whole calls), `ROBUSTNESS_SYNTAX=1` (run with the syntax check).
 //!
 //! Run: `cargo bench -p slmcode-aci --bench robustness`
 
@@ -167,7 +168,14 @@ fn run_case(registry: &Registry, case: &Case) -> Outcome {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join(&case.name);
     std::fs::write(&path, &case.original).expect("write case file");
-    let mut ws = Workspace::open(dir.path(), Config::default()).expect("open workspace");
+    // The intended edits are mechanical (a rename, a comment line) and some would not parse
+    // (renaming a keyword, a comment inside an expression); the syntax check rightly refuses
+    // those, which says nothing about drift. It is off unless ROBUSTNESS_SYNTAX=1.
+    let config = Config {
+        disable_syntax_check: std::env::var_os("ROBUSTNESS_SYNTAX").is_none(),
+        ..Config::default()
+    };
+    let mut ws = Workspace::open(dir.path(), config).expect("open workspace");
     let read = registry.call(
         &mut ws,
         "ws_read",
