@@ -4,7 +4,6 @@
 //! copy, so restoring a session puts back what was there before it started.
 
 use std::collections::HashSet;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use cap_std::fs::MetadataExt;
 use serde::{Deserialize, Serialize};
@@ -12,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::mutation::{self, CONTROL_DIR};
 use crate::path::{Jail, PathError, RelPath};
 use crate::registry::ToolError;
+use crate::state::{self, now};
 
 /// Where checkpoints live, under the control directory.
 pub const CHECKPOINT_DIR: &str = "checkpoints";
@@ -60,19 +60,7 @@ fn session_dir(id: &str) -> RelPath {
 }
 
 fn valid_id(id: &str) -> Result<(), ToolError> {
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-        return Err(ToolError::Refused(format!(
-            "\"{id}\" is not a checkpoint session id (see `slmcode checkpoints list`)"
-        )));
-    }
-    Ok(())
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    state::check_id(id, "checkpoint session", "slmcode checkpoints list")
 }
 
 impl Checkpoints {
@@ -106,8 +94,7 @@ impl Checkpoints {
                 Ok(meta) if meta.is_file() => {
                     let bytes = mutation::read_all(jail, path)?;
                     let blob = format!("{:04}", manifest.entries.len() + 1);
-                    mutation::atomic_replace(jail, &dir.join("blobs").join(&blob), &bytes, 0o600)
-                        .map_err(|e| refused("save a checkpoint", e))?;
+                    state::write(jail, &dir.join("blobs").join(&blob), &bytes)?;
                     Saved::File {
                         mode: meta.mode() & 0o7777,
                         blob,
@@ -128,18 +115,11 @@ impl Checkpoints {
                 path: path.to_string(),
                 saved,
             });
-            let json = serde_json::to_vec_pretty(&manifest)
-                .map_err(|e| ToolError::Refused(format!("could not save a checkpoint: {e}")))?;
-            mutation::atomic_replace(jail, &dir.join("manifest.json"), &json, 0o600)
-                .map_err(|e| refused("save a checkpoint", e))?;
+            state::write_json(jail, &dir.join("manifest.json"), &manifest)?;
         }
         self.saved.insert(path.clone());
         Ok(())
     }
-}
-
-fn refused(what: &str, e: std::io::Error) -> ToolError {
-    ToolError::Refused(format!("could not {what}: {e}; nothing was changed"))
 }
 
 /// A fresh id: the time, the process, and a counter for sessions within one process.
@@ -158,18 +138,9 @@ fn new_session_id(jail: &Jail) -> String {
 /// Reads one session's manifest.
 pub fn load_manifest(jail: &Jail, id: &str) -> Result<Manifest, ToolError> {
     valid_id(id)?;
-    let path = session_dir(id).join("manifest.json");
-    let bytes = match mutation::read_all(jail, &path) {
-        Ok(b) => b,
-        Err(ToolError::Path(PathError::NotFound { .. })) => {
-            return Err(ToolError::Refused(format!(
-                "no checkpoint session {id} (see `slmcode checkpoints list`)"
-            )))
-        }
-        Err(e) => return Err(e),
-    };
-    serde_json::from_slice(&bytes)
-        .map_err(|e| ToolError::Refused(format!("checkpoint session {id} is unreadable: {e}")))
+    state::read_json(jail, &session_dir(id).join("manifest.json"), || {
+        format!("no checkpoint session {id} (see `slmcode checkpoints list`)")
+    })
 }
 
 /// Every session with checkpoints, oldest first.

@@ -3,14 +3,13 @@
 //! Applying goes through the one mutation path again, and only onto the bytes the change was
 //! made against.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use serde::{Deserialize, Serialize};
 
 use crate::config::PermissionMode;
 use crate::mutation::{self, Done, CONTROL_DIR};
 use crate::path::{Jail, PathError, RelPath};
 use crate::registry::ToolError;
+use crate::state;
 use crate::workspace::Workspace;
 
 /// Where staged changes live, relative to the root.
@@ -36,11 +35,7 @@ fn dir() -> RelPath {
 }
 
 fn file_of(id: &str) -> Result<RelPath, ToolError> {
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-        return Err(ToolError::Refused(format!(
-            "\"{id}\" is not a pending change id (ids look like 1764470000-1; see `slmcode pending list`)"
-        )));
-    }
+    state::check_id(id, "pending change", "slmcode pending list")?;
     Ok(dir().join(&format!("{id}.json")))
 }
 
@@ -55,10 +50,7 @@ pub fn stage(
     let after = String::from_utf8(after.to_vec()).map_err(|_| {
         ToolError::Refused("review mode can only stage text (UTF-8) content".to_string())
     })?;
-    let created = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let created = state::now();
     let mut n = 1;
     let id = loop {
         let id = format!("{created}-{n}");
@@ -75,10 +67,7 @@ pub fn stage(
         before: before.map(|b| blake3::hash(b).to_hex().to_string()),
         after,
     };
-    let json = serde_json::to_vec_pretty(&record)
-        .map_err(|e| ToolError::Refused(format!("could not stage the change: {e}")))?;
-    mutation::atomic_replace(jail, &file_of(&id)?, &json, 0o600)
-        .map_err(|e| ToolError::Refused(format!("could not stage the change: {e}")))?;
+    state::write_json(jail, &file_of(&id)?, &record)?;
     Ok(id)
 }
 
@@ -102,17 +91,9 @@ pub fn list(jail: &Jail) -> Result<Vec<Pending>, ToolError> {
 
 /// One staged change by id.
 pub fn load(jail: &Jail, id: &str) -> Result<Pending, ToolError> {
-    let bytes = match mutation::read_all(jail, &file_of(id)?) {
-        Ok(b) => b,
-        Err(ToolError::Path(PathError::NotFound { .. })) => {
-            return Err(ToolError::Refused(format!(
-                "no pending change {id} (see `slmcode pending list`)"
-            )))
-        }
-        Err(e) => return Err(e),
-    };
-    serde_json::from_slice(&bytes)
-        .map_err(|e| ToolError::Refused(format!("pending change {id} is unreadable: {e}")))
+    state::read_json(jail, &file_of(id)?, || {
+        format!("no pending change {id} (see `slmcode pending list`)")
+    })
 }
 
 /// The change as a diff against the file as it is now, plus whether the file moved on since.

@@ -1,0 +1,63 @@
+//! The harness's own records under `.slmcode/` (pending changes, checkpoint manifests): how
+//! they are named, written and read back. Tools never write here; these records are written
+//! by the harness through the same atomic replace as every other write.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::mutation;
+use crate::path::{Jail, PathError, RelPath};
+use crate::registry::ToolError;
+
+/// Records are private to the user.
+const RECORD_MODE: u32 = 0o600;
+
+/// Seconds since the Unix epoch.
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Ids are letters, digits and dashes, so one can never name a path elsewhere.
+pub fn check_id(id: &str, what: &str, list_command: &str) -> Result<(), ToolError> {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return Err(ToolError::Refused(format!(
+            "\"{id}\" is not a {what} id (see `{list_command}`)"
+        )));
+    }
+    Ok(())
+}
+
+/// Writes a record (or blob) durably.
+pub fn write(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
+    mutation::atomic_replace(jail, path, bytes, RECORD_MODE)
+        .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
+}
+
+/// Writes a record as pretty JSON.
+pub fn write_json(jail: &Jail, path: &RelPath, value: &impl Serialize) -> Result<(), ToolError> {
+    let json = serde_json::to_vec_pretty(value)
+        .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}")))?;
+    write(jail, path, &json)
+}
+
+/// Reads a JSON record; a missing one is answered with `missing`.
+pub fn read_json<T: DeserializeOwned>(
+    jail: &Jail,
+    path: &RelPath,
+    missing: impl FnOnce() -> String,
+) -> Result<T, ToolError> {
+    let bytes = match mutation::read_all(jail, path) {
+        Ok(b) => b,
+        Err(ToolError::Path(PathError::NotFound { .. })) => {
+            return Err(ToolError::Refused(missing()))
+        }
+        Err(e) => return Err(e),
+    };
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ToolError::Refused(format!("{path} is unreadable: {e}")))
+}
