@@ -14,6 +14,7 @@ pub mod patch;
 pub mod path;
 pub mod pending;
 pub mod registry;
+pub mod shell;
 pub mod state;
 mod suggest;
 pub mod syntax;
