@@ -55,6 +55,26 @@ pub struct Config {
     pub file_checkpoints: bool,
     /// When not empty, writes are allowed only to paths matching one of these globs.
     pub focus: Vec<String>,
+    /// ws_shell's default timeout, in seconds.
+    pub shell_timeout: usize,
+    /// The most a call's `timeout_sec` may ask for.
+    pub shell_timeout_max: usize,
+    /// Command prefixes the user allows beyond the built-in tiers ("make test").
+    pub shell_allow: Vec<String>,
+    /// allow, ask or deny.
+    pub shell_permission: ShellPermission,
+    /// Confine ws_shell's writes with Landlock where the kernel has it.
+    pub sandbox: bool,
+}
+
+/// Whether ws_shell runs commands the policy allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ShellPermission {
+    #[default]
+    Allow,
+    /// Ask on the terminal each time; refused when there is none.
+    Ask,
+    Deny,
 }
 
 impl Default for Config {
@@ -69,6 +89,11 @@ impl Default for Config {
             disable_syntax_check: false,
             file_checkpoints: true,
             focus: Vec::new(),
+            shell_timeout: 120,
+            shell_timeout_max: 900,
+            shell_allow: Vec::new(),
+            shell_permission: ShellPermission::Allow,
+            sandbox: true,
         }
     }
 }
@@ -84,6 +109,11 @@ enum Slot {
     Mode,
     /// A list of globs (a YAML list, or a comma-separated string from the environment).
     Globs(fn(&mut Config) -> &mut Vec<String>),
+    /// A list of strings, read the same way.
+    Strings(fn(&mut Config) -> &mut Vec<String>),
+    ShellPermission,
+    /// `auto` or `off`.
+    Sandbox,
 }
 
 struct Key {
@@ -140,6 +170,34 @@ const KEYS: &[Key] = &[
         name: "focus",
         slot: Slot::Globs(|c| &mut c.focus),
     },
+    Key {
+        name: "shell_timeout",
+        slot: Slot::Count {
+            min: 1,
+            max: 86_400,
+            field: |c| &mut c.shell_timeout,
+        },
+    },
+    Key {
+        name: "shell_timeout_max",
+        slot: Slot::Count {
+            min: 1,
+            max: 86_400,
+            field: |c| &mut c.shell_timeout_max,
+        },
+    },
+    Key {
+        name: "shell_allow",
+        slot: Slot::Strings(|c| &mut c.shell_allow),
+    },
+    Key {
+        name: "shell_permission",
+        slot: Slot::ShellPermission,
+    },
+    Key {
+        name: "sandbox",
+        slot: Slot::Sandbox,
+    },
 ];
 
 impl Key {
@@ -183,6 +241,25 @@ impl Key {
                 config.permission_mode = text
                     .and_then(PermissionMode::parse)
                     .ok_or_else(|| bad("one of auto, dry-run, review".to_string()))?;
+            }
+            Slot::ShellPermission => {
+                config.shell_permission = match text.map(str::to_ascii_lowercase).as_deref() {
+                    Some("allow") => ShellPermission::Allow,
+                    Some("ask") => ShellPermission::Ask,
+                    Some("deny") => ShellPermission::Deny,
+                    _ => return Err(bad("one of allow, ask, deny".to_string())),
+                };
+            }
+            Slot::Sandbox => {
+                config.sandbox = match text.map(str::to_ascii_lowercase).as_deref() {
+                    Some("auto") | Some("on") => true,
+                    Some("off") => false,
+                    _ => return Err(bad("auto or off".to_string())),
+                };
+            }
+            Slot::Strings(field) => {
+                *field(config) = string_list(value)
+                    .ok_or_else(|| bad("a list of strings, e.g. [\"make test\"]".to_string()))?;
             }
             Slot::Globs(field) => {
                 let expected =
@@ -229,6 +306,24 @@ pub enum ConfigError {
         expected: String,
         got: String,
     },
+}
+
+/// A YAML list of strings, or one comma-separated string (from the environment).
+fn string_list(value: &serde_json::Value) -> Option<Vec<String>> {
+    match value {
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map(|s| s.trim().to_string()))
+            .collect(),
+        serde_json::Value::String(s) => Some(
+            s.split(',')
+                .map(|g| g.trim().to_string())
+                .filter(|g| !g.is_empty())
+                .collect(),
+        ),
+        serde_json::Value::Null => Some(Vec::new()),
+        _ => None,
+    }
 }
 
 impl Config {

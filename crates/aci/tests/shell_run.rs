@@ -12,6 +12,8 @@ fn spec(command: &str, timeout_secs: u64) -> RunSpec {
         command: command.to_string(),
         cwd: PathBuf::from("/tmp"),
         timeout: Duration::from_secs(timeout_secs),
+        sandbox: None,
+        extra_env: Vec::new(),
     }
 }
 

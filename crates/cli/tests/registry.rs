@@ -26,6 +26,7 @@ fn tools_lists_the_coding_set_with_schemas() {
             "ws_list",
             "ws_glob",
             "ws_grep",
+            "ws_shell",
             "ws_todo",
             "git_status",
             "git_diff"

@@ -1,4 +1,6 @@
-//! ws_shell's machinery. `run` executes one command, bounded in time and output, and leaves
-//! nothing running. The policy that decides what may run arrives with the ws_shell tool.
+//! ws_shell's machinery: `policy` decides on a parsed syntax tree what may run (default deny);
+//! `run` executes one command, bounded in time and output, and leaves nothing running.
 
+pub mod policy;
 pub mod run;
+pub mod sandbox;

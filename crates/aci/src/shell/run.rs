@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
+use crate::shell::sandbox::Prepared;
+
 /// Bytes kept from the start of the output…
 pub const HEAD_BYTES: usize = 128 * 1024;
 /// …and from its end. Together the most output ever held in memory: 256 KiB.
@@ -22,13 +24,17 @@ pub const TAIL_BYTES: usize = 128 * 1024;
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// What to run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RunSpec {
     /// Passed to `/bin/sh -c`.
     pub command: String,
     /// The working directory (the workspace root).
     pub cwd: PathBuf,
     pub timeout: Duration,
+    /// The write sandbox to apply in the child, if any.
+    pub sandbox: Option<Arc<Prepared>>,
+    /// Variables added to the clean environment (the run's TMPDIR).
+    pub extra_env: Vec<(String, String)>,
 }
 
 /// How the command ended.
@@ -129,11 +135,20 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         .current_dir(&spec.cwd)
         .env_clear()
         .envs(clean_env())
+        .envs(spec.extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env(MARKER_VAR, &marker)
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .process_group(0);
+    if let Some(sandbox) = &spec.sandbox {
+        let sandbox = Arc::clone(sandbox);
+        // SAFETY: the hook runs in the child between fork and exec; `apply` takes the ruleset
+        // out of an uncontended mutex and makes the two Landlock syscalls, no allocation.
+        unsafe {
+            cmd.pre_exec(move || sandbox.apply());
+        }
+    }
     let mut child = cmd.spawn()?;
     // The parent's copies of the pipe's write end must go, or EOF never comes.
     drop(cmd);

@@ -9,6 +9,7 @@ mod list;
 mod mv;
 mod patch;
 mod read;
+mod shell;
 mod todo;
 mod write;
 
@@ -21,6 +22,7 @@ pub use list::ListTool;
 pub use mv::MvTool;
 pub use patch::{PatchTool, ANCHOR_WINDOW_LINES};
 pub use read::{ReadTool, MAX_LINE_CHARS};
+pub use shell::ShellTool;
 pub use todo::{TodoTool, MAX_TODO_CHARS, MAX_TODO_ITEMS};
 pub use write::{WriteTool, SHRINK_GUARD_MIN_BYTES};
 
@@ -37,6 +39,7 @@ pub(crate) static CODING: &[&dyn Tool] = &[
     &ListTool,
     &GlobTool,
     &GrepTool,
+    &ShellTool,
     &TodoTool,
     &GitStatusTool,
     &GitDiffTool,

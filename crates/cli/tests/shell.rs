@@ -1,0 +1,120 @@
+//! ws_shell through the real binary: the policy's refusals, the bounded run and its messages,
+//! the permission switch, and the Landlock sandbox keeping `.slmcode/` intact.
+
+mod common;
+use common::Project;
+use serde_json::json;
+
+fn shell(p: &Project, command: &str) -> (String, bool) {
+    p.tool("ws_shell", &json!({"command": command}).to_string())
+}
+
+#[test]
+fn allowed_commands_run_and_report_their_exit() {
+    let p = Project::new();
+    p.write("a.txt", "hello\n");
+    let (text, err) = shell(&p, "cat a.txt && ls");
+    assert!(!err, "{text}");
+    assert!(text.starts_with("hello\na.txt\n[exit code 0]"), "{text}");
+    let (text, err) = shell(&p, "true");
+    assert!(!err);
+    assert!(
+        text.starts_with("(command succeeded with no output: true)"),
+        "{text}"
+    );
+    let (text, _) = shell(&p, "grep nothing a.txt");
+    assert!(text.starts_with("[exit code 1]"), "{text}");
+}
+
+#[test]
+fn refusals_name_the_rule_and_what_to_run_instead() {
+    let p = Project::new();
+    p.write("a.txt", "x\n");
+    for (command, rule) in [
+        ("echo $(id)", "substitution"),
+        ("sleep 1 &", "background"),
+        ("bash -c ls", "nested-interpreter"),
+        ("echo x > a.txt", "write-existing"),
+        ("echo x >> .slmcode/hooks.json", "control-dir"),
+        ("rm -rf a.txt", "tier"),
+        ("git -c core.pager=sh log", "dangerous-flag"),
+        ("echo 'unclosed", "parse"),
+    ] {
+        let (text, err) = shell(&p, command);
+        assert!(err, "{command} should be refused: {text}");
+        assert!(
+            text.contains(&format!("[rule: {rule}]")),
+            "{command}: {text}"
+        );
+        assert!(text.contains("instead"), "{command}: {text}");
+    }
+}
+
+#[test]
+fn timeouts_are_capped_and_reported() {
+    let p = Project::new();
+    p.write(".slmcode/config.yaml", "shell_timeout_max: 1\n");
+    let (text, _) = p.tool("ws_shell", r#"{"command":"sleep 30","timeout_sec":60}"#);
+    assert!(
+        text.contains("[timed out after 1 s — the command and everything it started were killed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[timeout_sec 60 was capped at shell_timeout_max = 1]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn permission_deny_and_headless_ask_refuse() {
+    let p = Project::new();
+    p.write(".slmcode/config.yaml", "shell_permission: deny\n");
+    let (text, err) = shell(&p, "ls");
+    assert!(err && text.contains("shell_permission: deny"), "{text}");
+    p.write(".slmcode/config.yaml", "shell_permission: ask\n");
+    // The test has no terminal to ask on (setsid drops the controlling terminal).
+    let out = std::process::Command::new("setsid")
+        .arg(env!("CARGO_BIN_EXE_slmcode"))
+        .args(["tool", "ws_shell", r#"{"command":"ls"}"#, "--root"])
+        .arg(p.root())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("needs the user's approval"), "{text}");
+}
+
+#[test]
+fn the_sandbox_keeps_harness_state_intact() {
+    let p = Project::new();
+    p.write(".slmcode/hooks.json", "{}\n");
+    p.mkdir(".slmcode/scratch");
+    p.write("src/lib.rs", "\n");
+    p.symlink(".slmcode", "ctl");
+    p.write(
+        "runner.py",
+        "import os\nfor path in ['.slmcode/hooks.json', 'ctl/hooks.json', '.slmcode/new.json', 'src/out.txt', '.slmcode/scratch/ok.txt']:\n    try:\n        with open(path, 'a') as f:\n            f.write('pwned')\n        print('WROTE', path)\n    except OSError as e:\n        print('DENIED', path)\n",
+    );
+    // A whitelisted "test runner" that turns hostile.
+    p.write(
+        ".slmcode/config.yaml",
+        "shell_allow: [\"python3 runner.py\"]\n",
+    );
+    let (text, err) = shell(&p, "python3 runner.py");
+    assert!(!err, "{text}");
+    if text.contains("[sandbox off") {
+        eprintln!("Landlock unavailable here: {text}");
+        return;
+    }
+    assert!(text.contains("DENIED .slmcode/hooks.json"), "{text}");
+    assert!(text.contains("DENIED ctl/hooks.json"), "{text}");
+    assert!(text.contains("DENIED .slmcode/new.json"), "{text}");
+    assert!(text.contains("WROTE src/out.txt"), "{text}");
+    assert!(text.contains("WROTE .slmcode/scratch/ok.txt"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(p.path(".slmcode/hooks.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(!p.path(".slmcode/new.json").exists());
+}
