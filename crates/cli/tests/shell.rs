@@ -24,6 +24,22 @@ fn allowed_commands_run_and_report_their_exit() {
     );
     let (text, _) = shell(&p, "grep nothing a.txt");
     assert!(text.starts_with("[exit code 1]"), "{text}");
+    // Big output: the tail and the totals survive the result cap.
+    let (text, _) = shell(&p, "seq 1 300000");
+    assert!(
+        text.contains("300000\n[exit code 0]"),
+        "{}",
+        &text[text.len() - 400..]
+    );
+    assert!(
+        text.contains("[the command wrote 1988895 bytes; "),
+        "{}",
+        &text[text.len() - 400..]
+    );
+    assert!(
+        text.contains("bytes from the middle were not kept"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -112,6 +112,13 @@ impl Tool for ShellTool {
                 ),
             });
         }
+        if out.omitted > 0 {
+            // Said at the end, where the result cap keeps it.
+            text.push_str(&format!(
+                "\n[the command wrote {} bytes; {} bytes from the middle were not kept — narrow the output with `| tail -50` or `| grep …`]",
+                out.total, out.omitted
+            ));
+        }
         if wanted > timeout {
             text.push_str(&format!(
                 "\n[timeout_sec {wanted} was capped at shell_timeout_max = {timeout}]"
