@@ -55,6 +55,7 @@ fn refusals_name_the_rule_and_what_to_run_instead() {
         ("rm -rf a.txt", "tier"),
         ("git -c core.pager=sh log", "dangerous-flag"),
         ("echo 'unclosed", "parse"),
+        ("ls && rm -rf a.txt", "tier"),
     ] {
         let (text, err) = shell(&p, command);
         assert!(err, "{command} should be refused: {text}");
@@ -64,6 +65,11 @@ fn refusals_name_the_rule_and_what_to_run_instead() {
         );
         assert!(text.contains("instead"), "{command}: {text}");
     }
+    let (text, _) = shell(&p, "ls && echo $(id)");
+    assert!(
+        text.starts_with("ws_shell refused the part `echo $(id)`: "),
+        "{text}"
+    );
 }
 
 #[test]

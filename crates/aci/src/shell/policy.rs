@@ -95,7 +95,11 @@ pub fn check(command: &str, policy: &Policy, jail: &Jail) -> Result<(), Refusal>
             "ws_shell refused: the command is empty. Run a command such as \"cargo test\" instead.",
         );
     }
-    let walker = Walker { policy, jail };
+    let walker = Walker {
+        policy,
+        jail,
+        chained: std::cell::Cell::new(false),
+    };
     for list in &program.complete_commands {
         walker.list(list)?;
     }
@@ -105,10 +109,15 @@ pub fn check(command: &str, policy: &Policy, jail: &Jail) -> Result<(), Refusal>
 struct Walker<'a> {
     policy: &'a Policy,
     jail: &'a Jail,
+    /// Set once the command turns out to have several parts.
+    chained: std::cell::Cell<bool>,
 }
 
 impl Walker<'_> {
     fn list(&self, list: &CompoundList) -> Result<(), Refusal> {
+        if list.0.len() > 1 || list.0.iter().any(|i| !i.0.additional.is_empty()) {
+            self.chained.set(true);
+        }
         for item in &list.0 {
             if matches!(item.1, SeparatorOperator::Async) {
                 return refuse(
@@ -124,6 +133,21 @@ impl Walker<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Judges one part of a chain or pipeline; when the command has several parts, the
+    /// refusal names the part that failed.
+    fn part(&self, command: &Command, several: bool) -> Result<(), Refusal> {
+        self.command(command).map_err(|mut r| {
+            if several {
+                let shown: String = command.to_string().trim().chars().take(80).collect();
+                r.message = match r.message.strip_prefix("ws_shell refused: ") {
+                    Some(rest) => format!("ws_shell refused the part `{shown}`: {rest}"),
+                    None => format!("in the part `{shown}`: {}", r.message),
+                };
+            }
+            r
+        })
     }
 
     fn pipeline(&self, pipeline: &ast::Pipeline) -> Result<(), Refusal> {
@@ -145,8 +169,9 @@ impl Walker<'_> {
                 }
             }
         }
+        let several = pipeline.seq.len() > 1 || self.chained.get();
         for command in &pipeline.seq {
-            self.command(command)?;
+            self.part(command, several)?;
         }
         Ok(())
     }
