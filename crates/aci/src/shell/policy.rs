@@ -455,6 +455,56 @@ impl Walker<'_> {
             }
             _ => {}
         }
+        // Flags that make an otherwise harmless program write files, run code or change state.
+        let positional = argv.iter().filter(|a| !a.starts_with('-')).count();
+        let writes = match base {
+            "cargo" => (first_arg == Some("fmt") && !has("--check")) || has("--fix"),
+            "rustfmt" => !has("--check"),
+            "gofmt" => has("-w"),
+            "prettier" => has("--write") || has("-w"),
+            "ruff" => {
+                has("--fix") || (first_arg == Some("format") && !has("--check") && !has("--diff"))
+            }
+            "eslint" => has("--fix"),
+            "tree" => has("-o"),
+            "date" => has("-s") || has("--set"),
+            "xxd" => has("-r") || positional > 1,
+            "uniq" => positional > 1,
+            "git" => {
+                git_subcommand(argv) == "branch"
+                    && argv.iter().any(|a| {
+                        [
+                            "-d",
+                            "-D",
+                            "-m",
+                            "-M",
+                            "-c",
+                            "-C",
+                            "-f",
+                            "-u",
+                            "--delete",
+                            "--move",
+                            "--copy",
+                            "--force",
+                            "--set-upstream-to",
+                            "--unset-upstream",
+                            "--edit-description",
+                        ]
+                        .contains(&a.as_str())
+                            || a.starts_with("--set-upstream-to=")
+                    })
+            }
+            _ => false,
+        };
+        if writes {
+            return refuse(
+                Rule::DangerousFlag,
+                format!(
+                    "ws_shell refused: `{}` with that flag changes files or state. Run it in its read-only form instead (e.g. --check), and change files with the edit tools.",
+                    words.iter().take(3).copied().collect::<Vec<_>>().join(" ")
+                ),
+            );
+        }
         // Whatever the tier, a command that changes files may not name `.slmcode/`.
         const MUTATORS: &[&str] = &[
             "cp", "mv", "rm", "touch", "ln", "sed", "chmod", "chown", "chgrp", "mkdir", "rmdir",
@@ -495,10 +545,10 @@ impl Walker<'_> {
             | "fdfind" | "find" | "tree" | "file" | "stat" | "du" | "df" | "pwd" | "echo"
             | "printf" | "true" | "false" | "which" | "diff" | "cmp" | "sort" | "uniq" | "cut"
             | "tr" | "jq" | "seq" | "sleep" | "basename" | "dirname" | "realpath" | "readlink"
-            | "date" | "xxd" | "od" | "hexdump" | "nl" | "test" | "[" | "sed" | "env"
-            | "printenv" | "uname" | "whoami" | "id" | "column" | "comm" | "paste" | "fold"
-            | "rev" | "tac" | "sha256sum" | "md5sum" | "b2sum" | "cksum" | "expr" | "yes"
-            | "ps" | "nproc" | "free" | "uptime" => true,
+            | "date" | "xxd" | "od" | "hexdump" | "nl" | "test" | "[" | "env" | "printenv"
+            | "uname" | "whoami" | "id" | "column" | "comm" | "paste" | "fold" | "rev" | "tac"
+            | "sha256sum" | "md5sum" | "b2sum" | "cksum" | "expr" | "yes" | "ps" | "nproc"
+            | "free" | "uptime" => true,
             "git" => {
                 [
                     "status",
