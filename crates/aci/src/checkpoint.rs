@@ -146,18 +146,10 @@ pub fn load_manifest(jail: &Jail, id: &str) -> Result<Manifest, ToolError> {
 /// Every session with checkpoints, oldest first.
 pub fn list(jail: &Jail) -> Result<Vec<Manifest>, ToolError> {
     let dir = RelPath::root().join(CONTROL_DIR).join(CHECKPOINT_DIR);
-    let entries = match jail.read_dir(&dir) {
-        Ok(e) => e,
-        Err(PathError::NotFound { .. }) => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
-    };
-    let mut out = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if let Ok(m) = load_manifest(jail, &name) {
-            out.push(m);
-        }
-    }
+    let mut out: Vec<Manifest> = state::list_names(jail, &dir)?
+        .iter()
+        .filter_map(|name| load_manifest(jail, name).ok())
+        .collect();
     out.sort_by(|a, b| (a.created, &a.session).cmp(&(b.created, &b.session)));
     Ok(out)
 }

@@ -73,18 +73,11 @@ pub fn stage(
 
 /// Every staged change, oldest first.
 pub fn list(jail: &Jail) -> Result<Vec<Pending>, ToolError> {
-    let entries = match jail.read_dir(&dir()) {
-        Ok(e) => e,
-        Err(PathError::NotFound { .. }) => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
-    };
-    let mut out = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(id) = name.strip_suffix(".json") {
-            out.push(load(jail, id)?);
-        }
-    }
+    let mut out = state::list_names(jail, &dir())?
+        .iter()
+        .filter_map(|name| name.strip_suffix(".json"))
+        .map(|id| load(jail, id))
+        .collect::<Result<Vec<Pending>, ToolError>>()?;
     out.sort_by(|a, b| (a.created, &a.id).cmp(&(b.created, &b.id)));
     Ok(out)
 }

@@ -61,3 +61,15 @@ pub fn read_json<T: DeserializeOwned>(
     serde_json::from_slice(&bytes)
         .map_err(|e| ToolError::Refused(format!("{path} is unreadable: {e}")))
 }
+
+/// The entry names of a records directory; none when it does not exist yet.
+pub fn list_names(jail: &Jail, dir: &RelPath) -> Result<Vec<String>, ToolError> {
+    match jail.read_dir(dir) {
+        Ok(entries) => Ok(entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()),
+        Err(PathError::NotFound { .. }) => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}

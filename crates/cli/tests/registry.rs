@@ -14,24 +14,9 @@ fn tools_lists_the_coding_set_with_schemas() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "ws_read",
-            "ws_write",
-            "ws_edit",
-            "ws_patch",
-            "ws_mv",
-            "ws_delete",
-            "ws_list",
-            "ws_glob",
-            "ws_grep",
-            "ws_shell",
-            "ws_todo",
-            "git_status",
-            "git_diff"
-        ]
-    );
+    // The binary lists exactly the registry's coding set, in its order (the set itself is
+    // pinned in crates/aci/tests/session_state.rs).
+    assert_eq!(names, slmcode_aci::tool_names());
     for tool in list.as_array().unwrap() {
         assert_eq!(tool["parameters"]["type"], "object");
         assert_eq!(tool["parameters"]["additionalProperties"], false);

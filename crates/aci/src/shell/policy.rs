@@ -784,7 +784,10 @@ fn no_substitution(raw: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-fn has_substitution(raw: &str) -> bool {
+/// Walks the live bytes of a raw word — those outside single quotes (and `$'…'`) and not
+/// escaped — and stops at the first for which `hit` (given the index and whether it is inside
+/// double quotes) is true. The one quote-aware scanner behind the checks below.
+fn any_live(raw: &str, mut hit: impl FnMut(&[u8], usize, bool) -> bool) -> bool {
     let b = raw.as_bytes();
     let mut i = 0;
     let mut double = false;
@@ -802,8 +805,10 @@ fn has_substitution(raw: &str) -> bool {
                 }
             }
             b'"' => double = !double,
-            b'`' => return true,
             b'$' if b.get(i + 1) == Some(&b'\'') && !double => {
+                if hit(b, i, double) {
+                    return true;
+                }
                 i += 2;
                 while i < b.len() && b[i] != b'\'' {
                     if b[i] == b'\\' {
@@ -812,71 +817,35 @@ fn has_substitution(raw: &str) -> bool {
                     i += 1;
                 }
             }
-            b'$' if b.get(i + 1) == Some(&b'(') => {
-                if b.get(i + 2) == Some(&b'(') {
-                    i += 3;
-                    continue;
-                }
-                return true;
-            }
-            b'<' | b'>' if !double && b.get(i + 1) == Some(&b'(') => return true,
+            _ if hit(b, i, double) => return true,
             _ => {}
         }
         i += 1;
     }
     false
+}
+
+/// Command or process substitution: `$(` (but not arithmetic `$((`), backticks, and outside
+/// double quotes `<(` / `>(`.
+fn has_substitution(raw: &str) -> bool {
+    any_live(raw, |b, i, double| match b[i] {
+        b'`' => true,
+        b'$' => b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'('),
+        b'<' | b'>' => !double && b.get(i + 1) == Some(&b'('),
+        _ => false,
+    })
 }
 
 /// True when a raw word has a live `$` expansion (outside single quotes).
 fn has_expansion(raw: &str) -> bool {
-    let b = raw.as_bytes();
-    let mut i = 0;
-    let mut double = false;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => {
-                i += 2;
-                continue;
-            }
-            b'\'' if !double => {
-                i += 1;
-                while i < b.len() && b[i] != b'\'' {
-                    i += 1;
-                }
-            }
-            b'"' => double = !double,
-            b'$' | b'`' => return true,
-            _ => {}
-        }
-        i += 1;
-    }
-    false
+    any_live(raw, |b, i, _| matches!(b[i], b'$' | b'`'))
 }
 
 /// True when a raw word has an unquoted glob character.
 fn has_glob(raw: &str) -> bool {
-    let b = raw.as_bytes();
-    let mut i = 0;
-    let mut double = false;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => {
-                i += 2;
-                continue;
-            }
-            b'\'' if !double => {
-                i += 1;
-                while i < b.len() && b[i] != b'\'' {
-                    i += 1;
-                }
-            }
-            b'"' => double = !double,
-            b'*' | b'?' | b'[' if !double => return true,
-            _ => {}
-        }
-        i += 1;
-    }
-    false
+    any_live(raw, |b, i, double| {
+        !double && matches!(b[i], b'*' | b'?' | b'[')
+    })
 }
 
 /// The word with its quotes and escapes removed.
