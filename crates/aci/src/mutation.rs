@@ -144,38 +144,53 @@ impl Committed {
 }
 
 /// Commits new content for `path` through the whole path: target checks, syntax check,
-/// permission mode, checkpoint, atomic replace. On success the session's read record follows
-/// the new content, so the model can keep editing what it just wrote.
+/// permission mode, checkpoint, atomic replace. `before` is the file's current content when
+/// the caller has just read it (so it is not read again); `None` lets the path read it if it
+/// needs to. On success the session's read record follows the new content, so the model can
+/// keep editing what it just wrote.
 pub fn commit(
     ws: &mut Workspace,
     path: &RelPath,
+    before: Option<&[u8]>,
     bytes: Vec<u8>,
     tool: &str,
 ) -> Result<Committed, ToolError> {
     let mode = ws.config.permission_mode;
-    commit_as(ws, path, bytes, tool, mode)
+    commit_as(ws, path, before, bytes, tool, mode)
 }
 
 /// [`commit`] under an explicit permission mode (`slmcode pending apply` commits in auto).
 pub fn commit_as(
     ws: &mut Workspace,
     path: &RelPath,
+    before: Option<&[u8]>,
     bytes: Vec<u8>,
     tool: &str,
     mode: PermissionMode,
 ) -> Result<Committed, ToolError> {
     let verb = verb_of(tool);
     let target = target(ws, path, verb)?;
-    let mut before: Option<Vec<u8>> = None;
+    // The current bytes, read at most once and only if something needs them.
+    let mut read: Option<Vec<u8>> = None;
+    let mut current = |ws: &Workspace| -> Result<Option<Vec<u8>>, ToolError> {
+        if !target.exists() {
+            return Ok(None);
+        }
+        if let Some(b) = before {
+            return Ok(Some(b.to_vec()));
+        }
+        if read.is_none() {
+            read = Some(read_all(&ws.jail, &target.real)?);
+        }
+        Ok(read.clone())
+    };
     let mut note = None;
     if !ws.config.disable_syntax_check && syntax::language_for(&target.real).is_some() {
-        if target.exists() {
-            before = Some(read_all(&ws.jail, &target.real)?);
-        }
+        let old = current(ws)?;
         let (after, was) = ws
             .session
             .trees
-            .check_change(&target.real, before.as_deref(), &bytes);
+            .check_change(&target.real, old.as_deref(), &bytes);
         if let Verdict::Broken(err) = after {
             if was == Some(Verdict::Parses) {
                 return Err(ToolError::Refused(reverted(verb, path, &err)));
@@ -185,11 +200,7 @@ pub fn commit_as(
     }
     let done = match mode {
         PermissionMode::DryRun | PermissionMode::Review => {
-            let before = match before {
-                Some(b) => Some(b),
-                None if target.exists() => Some(read_all(&ws.jail, &target.real)?),
-                None => None,
-            };
+            let before = current(ws)?;
             if mode == PermissionMode::DryRun {
                 Done::DryRun {
                     diff: unified_diff(&target.real, before.as_deref().unwrap_or_default(), &bytes),

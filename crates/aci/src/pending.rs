@@ -121,6 +121,7 @@ pub fn apply(ws: &mut Workspace, id: &str) -> Result<String, ToolError> {
     let done = mutation::commit_as(
         ws,
         &path,
+        current.as_deref(),
         p.after.into_bytes(),
         &p.tool,
         PermissionMode::Auto,

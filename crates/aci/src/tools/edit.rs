@@ -154,7 +154,7 @@ impl Tool for EditTool {
                 .map(|e| (e.range, e.text))
                 .collect::<Vec<_>>(),
         );
-        let done = commit(ws, &path, bytes, "ws_edit")?;
+        let done = commit(ws, &path, Some(text.original()), bytes, "ws_edit")?;
         let mut summary = format!("edited {path} ({count} replacement(s))");
         for note in notes {
             summary.push(' ');

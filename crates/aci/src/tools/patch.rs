@@ -109,7 +109,7 @@ impl Tool for PatchTool {
             .sum();
         over_edit_guard(ws, &path, replaced, text.original().len(), "patch")?;
         let bytes = text.splice(&outcome.edits);
-        let done = commit(ws, &path, bytes, "ws_patch")?;
+        let done = commit(ws, &path, Some(text.original()), bytes, "ws_patch")?;
         let mut summary = format!("patched {path} ({total} {unit}(s))\n{}", report.trim_end());
         let mut notes: Vec<&str> = outcome.rungs.iter().filter_map(|r| r.note()).collect();
         notes.dedup();

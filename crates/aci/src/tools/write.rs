@@ -81,6 +81,7 @@ impl Tool for WriteTool {
         let mut notes = Vec::new();
         let mut bytes = content.as_bytes().to_vec();
         let mut was_lines = None;
+        let mut before = None;
         if target.exists() {
             let current = read_all(&ws.jail, &target.real)?;
             if ws.config.read_before_edit {
@@ -133,11 +134,12 @@ impl Tool for WriteTool {
                 .into());
             }
             was_lines = Some(count_lines(&current));
+            before = Some(current);
         }
 
         let lines = count_lines(&bytes);
         let len = bytes.len();
-        let done = commit(ws, &path, bytes, "ws_write")?;
+        let done = commit(ws, &path, before.as_deref(), bytes, "ws_write")?;
         let mut summary = match was_lines {
             None => format!("created {path} ({}, {len} bytes)", count(lines, "line")),
             Some(was) => format!(
