@@ -326,6 +326,9 @@ fn string_list(value: &serde_json::Value) -> Option<Vec<String>> {
     }
 }
 
+/// Keys a project's own config may not set; only the user's config is trusted with them.
+pub const USER_ONLY_KEYS: &[&str] = &["mcp_servers"];
+
 impl Config {
     /// The names of every key this version understands.
     pub fn known_keys() -> Vec<&'static str> {
@@ -366,6 +369,11 @@ impl Config {
         for (name, value) in map {
             match KEYS.iter().find(|k| k.name == name) {
                 Some(key) => key.apply(self, &value, CONFIG_PATH)?,
+                None if USER_ONLY_KEYS.contains(&name.as_str()) => warnings.push(format!(
+                    "{CONFIG_PATH}: `{name}` is ignored here: it is read only from the user's config \
+                     (~/.config/slmcode/config.yaml), because a repository must not be able to \
+                     give its model programs to run"
+                )),
                 None => warnings.push(format!(
                     "{CONFIG_PATH}: unknown key `{name}` is ignored (known keys: {})",
                     Config::known_keys().join(", ")

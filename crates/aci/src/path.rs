@@ -277,6 +277,15 @@ impl Jail {
         Ok(Jail { dir, root })
     }
 
+    /// A second handle on the same root, for another session over the same project (each MCP
+    /// connection gets its own workspace; the root is not re-resolved, so it cannot move).
+    pub fn try_clone(&self) -> io::Result<Jail> {
+        Ok(Jail {
+            dir: self.dir.try_clone()?,
+            root: self.root.clone(),
+        })
+    }
+
     /// The canonical absolute root, for messages and for processes that need a working directory.
     pub fn root(&self) -> &Path {
         &self.root

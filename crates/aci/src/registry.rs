@@ -3,7 +3,9 @@
 //! → result cap. The CLI, the agent loop and the MCP server all call [`Registry::call`], so a
 //! model sees the same text whichever way it reaches a tool.
 
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -23,6 +25,8 @@ pub enum Kind {
     Boolean,
     /// A list of strings; a single string with one item a line is accepted too.
     StringList,
+    /// Any JSON object, passed through as it is (the arguments `mcp_call` forwards).
+    Object,
 }
 
 impl Kind {
@@ -32,6 +36,7 @@ impl Kind {
             Kind::Integer { min } => serde_json::json!({"type": "integer", "minimum": min}),
             Kind::Boolean => serde_json::json!({"type": "boolean"}),
             Kind::StringList => serde_json::json!({"type": "array", "items": {"type": "string"}}),
+            Kind::Object => serde_json::json!({"type": "object"}),
         }
     }
 
@@ -41,6 +46,7 @@ impl Kind {
             Kind::Integer { .. } => "whole number",
             Kind::Boolean => "true or false",
             Kind::StringList => "list of strings",
+            Kind::Object => "JSON object",
         }
     }
 }
@@ -57,17 +63,43 @@ pub struct Param {
     pub aliases: &'static [&'static str],
 }
 
+/// What a call can do to the world. MCP clients show these as tool annotations (omitted
+/// hints mean "destructive, open world", so all four are always set), and the loop guard
+/// treats read-only tools differently from tools that change things.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effect {
+    /// Never changes the workspace.
+    pub read_only: bool,
+    /// May remove or overwrite what is there (as opposed to only adding).
+    pub destructive: bool,
+    /// Repeating the same call has no further effect.
+    pub idempotent: bool,
+    /// Reaches beyond the project (network, other programs' state).
+    pub open_world: bool,
+}
+
+impl Effect {
+    /// Looks, changes nothing, and stays inside the project.
+    pub const READ_ONLY: Effect = Effect {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+}
+
 /// The model-facing definition of a tool.
 #[derive(Debug)]
 pub struct ToolSpec {
     pub name: &'static str,
-    /// Written for a 7B reader: what it is for, and when to use something else.
-    pub description: &'static str,
+    /// Written for a 7B reader: what it is for, and when to use something else. Owned for
+    /// tools whose description names what they reach at run time (mcp_call's servers).
+    pub description: Cow<'static, str>,
     pub params: &'static [Param],
     /// A complete, valid call, quoted in argument errors so the retry is a copy.
     pub example: &'static str,
-    /// True for tools that never change the workspace (MCP `readOnlyHint`, loop-guard resets).
-    pub read_only: bool,
+    /// What a call can do: MCP annotations, and how the loop guard judges a repeat.
+    pub effect: Effect,
     /// Appended when a result is truncated: how to get what was cut.
     pub rest_hint: &'static str,
     /// When true, unknown argument names reach the tool (in [`Args::unknown`]) instead of
@@ -145,6 +177,11 @@ impl Args {
             .get(name)
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
+    }
+
+    /// An object argument, if given.
+    pub fn object(&self, name: &str) -> Option<&Map<String, Value>> {
+        self.0.get(name).and_then(Value::as_object)
     }
 
     /// Argument names the spec does not know (only for specs that pass them on).
@@ -309,6 +346,15 @@ fn coerce(p: &Param, v: Value) -> Result<Value, String> {
             Value::Number(n) if n.as_u64() == Some(1) => Ok(Value::Bool(true)),
             _ => Err(shown()),
         },
+        Kind::Object => match v {
+            Value::Object(_) => Ok(v),
+            // Double-encoded, as some models send nested arguments.
+            Value::String(ref s) => match serde_json::from_str::<Value>(s) {
+                Ok(o @ Value::Object(_)) => Ok(o),
+                _ => Err(shown()),
+            },
+            _ => Err(shown()),
+        },
         Kind::StringList => match v {
             Value::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
@@ -407,28 +453,44 @@ pub struct ToolResult {
     pub is_error: bool,
 }
 
-/// A tool: its spec and its behaviour. One file per tool under `tools/`.
+/// A tool: its spec and its behaviour. One file per tool under `tools/`; the harness adds
+/// its own (mcp_call, ws_skill) through [`Registry::with`].
 pub trait Tool: Send + Sync {
-    fn spec(&self) -> &'static ToolSpec;
+    fn spec(&self) -> &ToolSpec;
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError>;
 }
 
 /// The set of tools offered to a caller.
+#[derive(Clone)]
 pub struct Registry {
-    tools: Vec<&'static dyn Tool>,
+    tools: Vec<Arc<dyn Tool>>,
 }
 
 impl Registry {
     /// The coding tool set (the spec's `ToolNames()`).
     pub fn coding() -> Registry {
         Registry {
-            tools: tools::CODING.to_vec(),
+            tools: tools::coding(),
         }
     }
 
+    /// This set plus one more tool, offered after the others. A tool of the same name is
+    /// replaced, so a name always means one tool.
+    pub fn with(mut self, tool: Arc<dyn Tool>) -> Registry {
+        let name = tool.spec().name;
+        self.tools.retain(|t| t.spec().name != name);
+        self.tools.push(tool);
+        self
+    }
+
     /// The specs of the offered tools, in a stable order.
-    pub fn specs(&self) -> impl Iterator<Item = &'static ToolSpec> + '_ {
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> + '_ {
         self.tools.iter().map(|t| t.spec())
+    }
+
+    /// The names of the offered tools, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.spec().name).collect()
     }
 
     /// Runs one call and returns the capped result. Never panics on any input: a bug inside a
@@ -463,7 +525,7 @@ impl Registry {
         // A call that changes things is stopped before it runs; a read-only one is stopped
         // when it gives the same answer as before (a file changed from outside reads anew).
         let key = crate::loopguard::call_key(name, raw_args);
-        if !spec.read_only && ws.session.loop_guard.repeated(&key, None) {
+        if !spec.effect.read_only && ws.session.loop_guard.repeated(&key, None) {
             let nudge = ws.session.loop_guard.intervene(name);
             return ToolResult {
                 text: cap(&nudge, max, ""),
@@ -479,7 +541,7 @@ impl Registry {
             })
         });
         let changed_state =
-            (!spec.read_only && outcome.is_ok()) || ws.session.read_epoch() != epoch;
+            (!spec.effect.read_only && outcome.is_ok()) || ws.session.read_epoch() != epoch;
         let result = match outcome {
             Ok(reply) => ToolResult {
                 text: cap(
@@ -495,7 +557,10 @@ impl Registry {
             },
         };
         let hash = crate::loopguard::result_hash(&result.text, result.is_error);
-        if spec.read_only && !changed_state && ws.session.loop_guard.repeated(&key, Some(hash)) {
+        if spec.effect.read_only
+            && !changed_state
+            && ws.session.loop_guard.repeated(&key, Some(hash))
+        {
             let nudge = ws.session.loop_guard.intervene(name);
             return ToolResult {
                 text: cap(&nudge, max, ""),
@@ -524,7 +589,7 @@ impl Registry {
 
 /// The coding tool names (the spec's `workspace.ToolNames()`).
 pub fn tool_names() -> Vec<&'static str> {
-    tools::CODING.iter().map(|t| t.spec().name).collect()
+    Registry::coding().names()
 }
 
 #[cfg(test)]
@@ -534,7 +599,7 @@ mod tests {
 
     static SPEC: ToolSpec = ToolSpec {
         name: "t",
-        description: "test",
+        description: Cow::Borrowed("test"),
         params: &[
             Param {
                 name: "path",
@@ -559,7 +624,7 @@ mod tests {
             },
         ],
         example: "{\"path\":\"a.rs\"}",
-        read_only: true,
+        effect: Effect::READ_ONLY,
         rest_hint: "",
         passes_unknown_args: false,
     };

@@ -1,15 +1,21 @@
 //! `slmcode`: the command line. `tool` runs one call, `session` runs many calls as JSON Lines
-//! with state carried between them, `tools` lists what a model is offered.
+//! with state carried between them, `tools` lists what a model is offered, `mcp` serves the
+//! tools to any MCP client.
 
 mod session;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use slmcode_aci::{checkpoint, pending, Config, Registry, Workspace};
+use slmcode_agent::mcp::server::{self, HttpOptions};
+use slmcode_agent::specialist;
+use slmcode_agent::user_config::UserConfig;
 
 #[derive(Parser)]
 #[command(
@@ -25,6 +31,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one tool call and print exactly what a model would see (exit 1 when it is an error).
+    /// A specialist tool (mcp_call) is reached with the servers of the user's config.
     Tool {
         /// Tool name, e.g. ws_read.
         name: String,
@@ -41,6 +48,24 @@ enum Command {
         /// Project root (default: the current directory).
         #[arg(long)]
         root: Option<PathBuf>,
+        /// Offer the specialist set too (mcp_call, with the user's MCP servers).
+        #[arg(long)]
+        specialist: bool,
+    },
+    /// Serve the coding tools to an MCP client: over stdin/stdout by default, or over
+    /// streamable HTTP at http://ADDR/mcp. Each connection is its own session.
+    Mcp {
+        /// Project root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765; port 0 picks one)
+        /// instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
+        /// Allow a non-loopback --http address. Needs a bearer token of at least 16
+        /// characters in SLMCODE_MCP_TOKEN; clients send `Authorization: Bearer <token>`.
+        #[arg(long, requires = "http")]
+        allow_remote: bool,
     },
     /// Review-mode changes waiting under .slmcode/pending/: list, show, apply or reject them.
     Pending {
@@ -63,6 +88,13 @@ enum Command {
         /// Print the list as JSON.
         #[arg(long)]
         json: bool,
+        /// The specialist set: the coding tools plus mcp_call (starts the user's MCP servers
+        /// to list their tools).
+        #[arg(long)]
+        specialist: bool,
+        /// Project root the specialist tools start in (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
     },
 }
 
@@ -106,7 +138,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 format!("the arguments are not valid JSON: {args}\n  e.g. slmcode tool ws_read '{{\"path\":\"src/main.rs\"}}'")
             })?;
             let mut ws = open_workspace(root)?;
-            let result = Registry::coding().call(&mut ws, &name, &args);
+            let registry = registry(specialist::is_meta_tool(&name), ws.jail.root())?;
+            let result = registry.call(&mut ws, &name, &args);
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", result.text)?;
             Ok(if result.is_error {
@@ -115,10 +148,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Session { root } => {
+        Command::Session { root, specialist } => {
             let mut ws = open_workspace(root)?;
             session::run(
-                &Registry::coding(),
+                &registry(specialist, ws.jail.root())?,
                 &mut ws,
                 std::io::stdin().lock(),
                 std::io::stdout().lock(),
@@ -182,11 +215,85 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             report("slmcode checkpoints", result)
         }
-        Command::Tools { json } => {
-            print_tools(json)?;
+        Command::Tools {
+            json,
+            specialist,
+            root,
+        } => {
+            let registry = if specialist {
+                let root = project_root(root)?;
+                registry(true, &root)?
+            } else {
+                Registry::coding()
+            };
+            print_tools(&registry, json)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Mcp {
+            root,
+            http,
+            allow_remote,
+        } => serve_mcp(root, http, allow_remote),
     }
+}
+
+/// The coding registry, or the specialist one with the user's MCP servers.
+fn registry(specialist: bool, root: &Path) -> Result<Registry> {
+    if !specialist {
+        return Ok(Registry::coding());
+    }
+    let user = UserConfig::load()?;
+    specialist::specialist_registry(&user, root).context("cannot start the mcp_call client")
+}
+
+/// `slmcode mcp`: stdio by default, streamable HTTP with --http. Logs (rmcp's included) go to
+/// stderr only; stdout carries JSON-RPC and nothing else.
+fn serve_mcp(
+    root: Option<PathBuf>,
+    http: Option<SocketAddr>,
+    allow_remote: bool,
+) -> Result<ExitCode> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SLMCODE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
+        )
+        .init();
+    let ws = open_workspace(root)?;
+    let registry = Arc::new(Registry::coding());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match http {
+        None => runtime.block_on(server::serve_stdio(registry, ws))?,
+        Some(bind) => {
+            let options = HttpOptions {
+                bind,
+                allow_remote,
+                token: std::env::var("SLMCODE_MCP_TOKEN").ok(),
+            };
+            let root = ws.jail.root().to_path_buf();
+            runtime.block_on(server::serve_http(
+                registry,
+                ws.jail,
+                ws.config,
+                options,
+                async {
+                    let _ = tokio::signal::ctrl_c().await;
+                },
+                |addr| {
+                    eprintln!(
+                        "slmcode mcp: serving http://{addr}/mcp for {}",
+                        root.display()
+                    )
+                },
+            ))?
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Prints a subcommand's result: the text on stdout, or the error on stderr with exit 1.
@@ -206,12 +313,17 @@ fn report(
     }
 }
 
+/// The given root, or the current directory.
+fn project_root(root: Option<PathBuf>) -> Result<PathBuf> {
+    match root {
+        Some(r) => Ok(r),
+        None => std::env::current_dir().context("cannot read the current directory"),
+    }
+}
+
 /// Opens the project root with its config; config warnings go to stderr, never into a result.
 fn open_workspace(root: Option<PathBuf>) -> Result<Workspace> {
-    let root = match root {
-        Some(r) => r,
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
+    let root = project_root(root)?;
     if !root.is_dir() {
         bail!(
             "project root {} is not a directory (pass --root DIR)",
@@ -227,8 +339,7 @@ fn open_workspace(root: Option<PathBuf>) -> Result<Workspace> {
     Ok(Workspace::new(jail, config))
 }
 
-fn print_tools(json: bool) -> Result<()> {
-    let registry = Registry::coding();
+fn print_tools(registry: &Registry, json: bool) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
         let list: Vec<serde_json::Value> = registry
@@ -238,7 +349,10 @@ fn print_tools(json: bool) -> Result<()> {
                     "name": s.name,
                     "description": s.description,
                     "parameters": s.schema(),
-                    "read_only": s.read_only,
+                    "read_only": s.effect.read_only,
+                    "destructive": s.effect.destructive,
+                    "idempotent": s.effect.idempotent,
+                    "open_world": s.effect.open_world,
                 })
             })
             .collect();

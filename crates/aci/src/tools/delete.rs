@@ -2,15 +2,17 @@
 //! only with `recursive: true`. Everything removed is checkpointed first, and the result says
 //! how to get it back.
 
+use std::borrow::Cow;
+
 use crate::mutation;
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::workspace::Workspace;
 
 pub struct DeleteTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_delete",
-    description: "Delete a file or symlink. A directory needs \"recursive\": true. The deleted content is saved in the session's checkpoint and can be restored.",
+    description: Cow::Borrowed("Delete a file or symlink. A directory needs \"recursive\": true. The deleted content is saved in the session's checkpoint and can be restored."),
     params: &[
         Param {
             name: "path",
@@ -28,13 +30,13 @@ static SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"path\":\"old/unused.py\"}",
-    read_only: false,
+    effect: Effect { read_only: false, destructive: true, idempotent: true, open_world: false },
     passes_unknown_args: false,
     rest_hint: "",
 };
 
 impl Tool for DeleteTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

@@ -2,10 +2,12 @@
 //! whitespace, indentation, blank lines or a pasted gutter still land, and an ambiguous match
 //! never does.
 
+use std::borrow::Cow;
+
 use crate::matching::{self, Gutter, Ladder, Query, Rung};
 use crate::mutation::{self, commit, read_all};
 use crate::path::RelPath;
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::text::Text;
 use crate::workspace::{Freshness, Workspace};
@@ -19,7 +21,7 @@ pub struct EditTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_edit",
-    description: "Replace old_str with new_str in a file. ws_read the file first; copy old_str exactly from it (without the \"42|\" prefix), with 2–3 surrounding lines so it matches once. new_str replaces all of old_str.",
+    description: Cow::Borrowed("Replace old_str with new_str in a file. ws_read the file first; copy old_str exactly from it (without the \"42|\" prefix), with 2–3 surrounding lines so it matches once. new_str replaces all of old_str."),
     params: &[
         Param {
             name: "path",
@@ -51,13 +53,13 @@ static SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"path\":\"src/app.py\",\"old_str\":\"def load():\\n    return 1\\n\",\"new_str\":\"def load():\\n    return 2\\n\"}",
-    read_only: false,
+    effect: Effect { read_only: false, destructive: true, idempotent: false, open_world: false },
     passes_unknown_args: false,
     rest_hint: "",
 };
 
 impl Tool for EditTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

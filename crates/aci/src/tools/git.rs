@@ -3,10 +3,12 @@
 //! Run so that a hostile checkout cannot make them act: no pager, no external diff or textconv
 //! drivers, fsmonitor off, no optional index locks (status must not write), no prompts.
 
+use std::borrow::Cow;
+
 use std::io::ErrorKind;
 use std::process::{Command, Stdio};
 
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::workspace::Workspace;
 
 pub struct GitStatusTool;
@@ -14,17 +16,17 @@ pub struct GitDiffTool;
 
 static STATUS_SPEC: ToolSpec = ToolSpec {
     name: "git_status",
-    description: "Show which files are modified, added, deleted or untracked (git status --short). Read-only.",
+    description: Cow::Borrowed("Show which files are modified, added, deleted or untracked (git status --short). Read-only."),
     params: &[],
     example: "{}",
-    read_only: true,
+    effect: Effect::READ_ONLY,
     passes_unknown_args: false,
     rest_hint: "Look at one directory with ws_list, or at one file's changes with git_diff {\"path\":…}.",
 };
 
 static DIFF_SPEC: ToolSpec = ToolSpec {
     name: "git_diff",
-    description: "Show uncommitted changes as a unified diff (git diff). Pass path to see one file. Read-only.",
+    description: Cow::Borrowed("Show uncommitted changes as a unified diff (git diff). Pass path to see one file. Read-only."),
     params: &[
         Param {
             name: "path",
@@ -42,13 +44,13 @@ static DIFF_SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"path\":\"src/main.rs\"}",
-    read_only: true,
+    effect: Effect::READ_ONLY,
     passes_unknown_args: false,
     rest_hint: "Pass a path to see one file: git_diff {\"path\":\"…\"}.",
 };
 
 impl Tool for GitStatusTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &STATUS_SPEC
     }
 
@@ -64,7 +66,7 @@ impl Tool for GitStatusTool {
 }
 
 impl Tool for GitDiffTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &DIFF_SPEC
     }
 

@@ -2,13 +2,15 @@
 //! a pattern without `/` matches file names at any depth. `.gitignore` is honoured as ripgrep
 //! honours it. Results are sorted and capped at 200, with the total counted.
 
+use std::borrow::Cow;
+
 use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 
 use crate::path::{PathError, RelPath};
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::walk::{relative, Walk};
 use crate::workspace::Workspace;
 
@@ -19,7 +21,7 @@ pub struct GlobTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_glob",
-    description: "Find files by name pattern. \"**\" matches any number of directories: \"**/*.rs\", \"pkg/**/*_test.go\", \"cmd/*/main.go\". A pattern without \"/\" (\"*.py\") matches file names in every directory. Files ignored by .gitignore are skipped.",
+    description: Cow::Borrowed("Find files by name pattern. \"**\" matches any number of directories: \"**/*.rs\", \"pkg/**/*_test.go\", \"cmd/*/main.go\". A pattern without \"/\" (\"*.py\") matches file names in every directory. Files ignored by .gitignore are skipped."),
     params: &[
         Param {
             name: "pattern",
@@ -37,13 +39,13 @@ static SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"pattern\":\"**/*.rs\"}",
-    read_only: true,
+    effect: Effect::READ_ONLY,
     passes_unknown_args: false,
     rest_hint: "Narrow the pattern (e.g. \"src/**/*.rs\") or pass path= to search one directory.",
 };
 
 impl Tool for GlobTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

@@ -3,6 +3,8 @@
 //! that does not compile is searched as literal text (and the result says so) rather than
 //! failing, because a small model's "regex" is usually a code snippet with a stray paren.
 
+use std::borrow::Cow;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -13,7 +15,7 @@ use ignore::overrides::OverrideBuilder;
 use ignore::WalkState;
 
 use crate::path::{PathError, RelPath};
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::walk::{relative, Walk};
 use crate::workspace::Workspace;
@@ -27,7 +29,7 @@ pub struct GrepTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_grep",
-    description: "Search file contents with a regular expression (RE2 syntax, e.g. \"fn \\w+_config\"). Returns path:line:text for each matching line, at most 50. Narrow with glob= (e.g. \"*.py\") and path= (a directory). Use it to find where a symbol is before reading.",
+    description: Cow::Borrowed("Search file contents with a regular expression (RE2 syntax, e.g. \"fn \\w+_config\"). Returns path:line:text for each matching line, at most 50. Narrow with glob= (e.g. \"*.py\") and path= (a directory). Use it to find where a symbol is before reading."),
     params: &[
         Param {
             name: "pattern",
@@ -59,7 +61,7 @@ static SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"pattern\":\"fn main\",\"glob\":\"*.rs\"}",
-    read_only: true,
+    effect: Effect::READ_ONLY,
     passes_unknown_args: false,
     rest_hint: "Narrow the search with glob= (e.g. \"*.rs\") or path= (a directory).",
 };
@@ -71,7 +73,7 @@ struct Hit {
 }
 
 impl Tool for GrepTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

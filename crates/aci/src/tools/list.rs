@@ -1,8 +1,10 @@
 //! ws_list: one directory's entries, sorted, directories marked with `/`, `.git` skipped.
 //! Never an empty string: an empty or missing directory is said in words.
 
+use std::borrow::Cow;
+
 use crate::path::PathError;
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::workspace::Workspace;
 
@@ -10,7 +12,7 @@ pub struct ListTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_list",
-    description: "List one directory: files, and subdirectories marked with a trailing \"/\". Use it to look around; use ws_glob to find files by name anywhere in the project.",
+    description: Cow::Borrowed("List one directory: files, and subdirectories marked with a trailing \"/\". Use it to look around; use ws_glob to find files by name anywhere in the project."),
     params: &[Param {
         name: "path",
         kind: Kind::String,
@@ -19,13 +21,13 @@ static SPEC: ToolSpec = ToolSpec {
         aliases: &["dir", "directory", "file_path", "filePath", "folder"],
     }],
     example: "{\"path\":\"src\"}",
-    read_only: true,
+    effect: Effect::READ_ONLY,
     passes_unknown_args: false,
     rest_hint: "List a subdirectory with ws_list {\"path\":…}, or find files by name with ws_glob.",
 };
 
 impl Tool for ListTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

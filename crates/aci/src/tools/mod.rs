@@ -26,21 +26,25 @@ pub use shell::ShellTool;
 pub use todo::{TodoTool, MAX_TODO_CHARS, MAX_TODO_ITEMS};
 pub use write::{WriteTool, SHRINK_GUARD_MIN_BYTES};
 
+use std::sync::Arc;
+
 use crate::registry::Tool;
 
 /// The coding tool set, in the order a model is shown them.
-pub(crate) static CODING: &[&dyn Tool] = &[
-    &ReadTool,
-    &WriteTool,
-    &EditTool,
-    &PatchTool,
-    &MvTool,
-    &DeleteTool,
-    &ListTool,
-    &GlobTool,
-    &GrepTool,
-    &ShellTool,
-    &TodoTool,
-    &GitStatusTool,
-    &GitDiffTool,
-];
+pub(crate) fn coding() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ReadTool),
+        Arc::new(WriteTool),
+        Arc::new(EditTool),
+        Arc::new(PatchTool),
+        Arc::new(MvTool),
+        Arc::new(DeleteTool),
+        Arc::new(ListTool),
+        Arc::new(GlobTool),
+        Arc::new(GrepTool),
+        Arc::new(ShellTool),
+        Arc::new(TodoTool),
+        Arc::new(GitStatusTool),
+        Arc::new(GitDiffTool),
+    ]
+}

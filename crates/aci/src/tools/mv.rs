@@ -2,15 +2,17 @@
 //! one behind is a common small-model failure. Uses `git mv` for tracked files in a git
 //! checkout, otherwise a rename; never overwrites.
 
+use std::borrow::Cow;
+
 use crate::mutation::{self, Moved};
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::workspace::Workspace;
 
 pub struct MvTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_mv",
-    description: "Move or rename a file (git mv when the file is tracked by git). Never overwrites an existing file; parent directories of the new path are created. Use this instead of writing a copy and leaving the old file.",
+    description: Cow::Borrowed("Move or rename a file (git mv when the file is tracked by git). Never overwrites an existing file; parent directories of the new path are created. Use this instead of writing a copy and leaving the old file."),
     params: &[
         Param {
             name: "from",
@@ -28,13 +30,13 @@ static SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"from\":\"src/util.py\",\"to\":\"src/helpers/util.py\"}",
-    read_only: false,
+    effect: Effect { read_only: false, destructive: true, idempotent: false, open_world: false },
     passes_unknown_args: false,
     rest_hint: "",
 };
 
 impl Tool for MvTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

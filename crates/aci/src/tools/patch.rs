@@ -2,13 +2,15 @@
 //! the match ladder inside each hunk's window — and all or nothing: if any hunk misses, nothing
 //! is written and the report says which hunks landed where and which failed.
 
+use std::borrow::Cow;
+
 use std::ops::Range;
 
 use crate::matching::{self, Ladder, Lines, Query, Rung};
 use crate::mutation::{self, commit, read_all};
 use crate::patch::{self, Form, GutterVariant, Hunk, Patch};
 use crate::path::RelPath;
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::tools::edit::{decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE};
 use crate::workspace::Workspace;
 
@@ -19,7 +21,7 @@ pub struct PatchTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_patch",
-    description: "Apply a unified diff (@@ hunks with \" \", \"-\", \"+\" lines) or SEARCH/REPLACE blocks to one file. All hunks apply or none do; the result says where each hunk landed. ws_read the file first.",
+    description: Cow::Borrowed("Apply a unified diff (@@ hunks with \" \", \"-\", \"+\" lines) or SEARCH/REPLACE blocks to one file. All hunks apply or none do; the result says where each hunk landed. ws_read the file first."),
     params: &[
         Param {
             name: "path",
@@ -37,13 +39,13 @@ static SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"path\":\"src/app.py\",\"patch\":\"@@ -10,3 +10,3 @@\\n def load():\\n-    return 1\\n+    return 2\\n\"}",
-    read_only: false,
+    effect: Effect { read_only: false, destructive: true, idempotent: false, open_world: false },
     passes_unknown_args: false,
     rest_hint: "",
 };
 
 impl Tool for PatchTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

@@ -4,10 +4,12 @@
 //! 2,000 characters), the rest is only counted and hashed. So a 10 MB single-line file or a
 //! 200,000-line file costs one pass and a few kilobytes of result.
 
+use std::borrow::Cow;
+
 use std::io::Read;
 
 use crate::path::{PathError, RelPath};
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::workspace::{ReadRecord, Workspace};
 
@@ -21,7 +23,7 @@ pub struct ReadTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_read",
-    description: "Read a file as numbered lines (\"    42|code\"), 120 lines at a time. The \"42|\" prefix is display only: never copy it into an edit. For a long file, use ws_grep to find the line, then read around it with offset.",
+    description: Cow::Borrowed("Read a file as numbered lines (\"    42|code\"), 120 lines at a time. The \"42|\" prefix is display only: never copy it into an edit. For a long file, use ws_grep to find the line, then read around it with offset."),
     params: &[
         Param {
             name: "path",
@@ -46,13 +48,13 @@ static SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"path\":\"src/main.rs\",\"offset\":1,\"limit\":120}",
-    read_only: true,
+    effect: Effect::READ_ONLY,
     passes_unknown_args: false,
     rest_hint: "Read a smaller window with ws_read {\"path\":…,\"offset\":…,\"limit\":…}.",
 };
 
 impl Tool for ReadTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

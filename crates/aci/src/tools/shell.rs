@@ -3,12 +3,14 @@
 //! Landlock, the command may write only inside the workspace (never `.slmcode/`), the temp
 //! directory and /dev/null.
 
+use std::borrow::Cow;
+
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::ShellPermission;
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::shell::policy::{self, Policy};
 use crate::shell::run::{run, Exit, RunSpec};
 use crate::shell::sandbox;
@@ -18,7 +20,7 @@ pub struct ShellTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_shell",
-    description: "Run one shell command in the project root: inspection (ls, grep, git status…) or a build/test runner (cargo test, npm test, pytest…). One command per call; no $(…), no &, no writing over existing files (use ws_edit). Output is capped; the command is killed at its timeout.",
+    description: Cow::Borrowed("Run one shell command in the project root: inspection (ls, grep, git status…) or a build/test runner (cargo test, npm test, pytest…). One command per call; no $(…), no &, no writing over existing files (use ws_edit). Output is capped; the command is killed at its timeout."),
     params: &[
         Param {
             name: "command",
@@ -36,13 +38,13 @@ static SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"command\":\"cargo test -q\"}",
-    read_only: false,
+    effect: Effect { read_only: false, destructive: true, idempotent: false, open_world: true },
     passes_unknown_args: false,
     rest_hint: "Narrow the command's output (e.g. pipe it through `tail -50` or `grep`).",
 };
 
 impl Tool for ShellTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

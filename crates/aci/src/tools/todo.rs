@@ -1,7 +1,9 @@
 //! ws_todo: replaces the session's checklist and echoes it back. The echo is the point: the
 //! plan lands in recent context, where a small model's attention is.
 
-use crate::registry::{Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use std::borrow::Cow;
+
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::workspace::{TodoItem, Workspace};
 
 /// The checklist holds at most this many items…
@@ -13,7 +15,7 @@ pub struct TodoTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_todo",
-    description: "Write your plan as a short checklist; it replaces the previous one and is shown back to you. Mark finished steps with \"[x] \" and open ones with \"[ ] \". At most 30 items.",
+    description: Cow::Borrowed("Write your plan as a short checklist; it replaces the previous one and is shown back to you. Mark finished steps with \"[x] \" and open ones with \"[ ] \". At most 30 items."),
     params: &[Param {
         name: "items",
         kind: Kind::StringList,
@@ -22,13 +24,13 @@ static SPEC: ToolSpec = ToolSpec {
         aliases: &["todos", "todo", "tasks", "list", "checklist"],
     }],
     example: "{\"items\":[\"[x] find the config loader\",\"[ ] add the --verbose flag\"]}",
-    read_only: true,
+    effect: Effect::READ_ONLY,
     passes_unknown_args: false,
     rest_hint: "Keep the checklist short: merge steps.",
 };
 
 impl Tool for TodoTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

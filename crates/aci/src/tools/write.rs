@@ -2,8 +2,12 @@
 //! ws_read, a large file is not silently replaced by a tiny one, and an empty body is never
 //! mistaken for content.
 
+use std::borrow::Cow;
+
 use crate::mutation::{self, commit, read_all};
-use crate::registry::{unknown_args_error, Args, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{
+    unknown_args_error, Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec,
+};
 use crate::text::Text;
 use crate::workspace::{Freshness, Workspace};
 
@@ -14,7 +18,7 @@ pub struct WriteTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_write",
-    description: "Create a new file with the given content (parent directories are created). To change an existing file use ws_edit; overwriting a whole file needs a ws_read of it first.",
+    description: Cow::Borrowed("Create a new file with the given content (parent directories are created). To change an existing file use ws_edit; overwriting a whole file needs a ws_read of it first."),
     params: &[
         Param {
             name: "path",
@@ -39,7 +43,7 @@ static SPEC: ToolSpec = ToolSpec {
         },
     ],
     example: "{\"path\":\"src/util.py\",\"content\":\"def helper():\\n    return 1\\n\"}",
-    read_only: false,
+    effect: Effect { read_only: false, destructive: true, idempotent: true, open_world: false },
     passes_unknown_args: true,
     rest_hint: "",
 };
@@ -47,7 +51,7 @@ static SPEC: ToolSpec = ToolSpec {
 const BODY_KEYS: &str = "\"content\" (also accepted: \"contents\", \"text\", \"body\")";
 
 impl Tool for WriteTool {
-    fn spec(&self) -> &'static ToolSpec {
+    fn spec(&self) -> &ToolSpec {
         &SPEC
     }
 

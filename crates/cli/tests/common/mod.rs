@@ -16,6 +16,12 @@ pub fn bin() -> Command {
             cmd.env_remove(k);
         }
     }
+    // Nor the developer's own ~/.config/slmcode (MCP servers); tests that need a user config
+    // point XDG_CONFIG_HOME at one of their own.
+    cmd.env(
+        "XDG_CONFIG_HOME",
+        std::env::temp_dir().join("slmcode-tests-no-user-config"),
+    );
     cmd
 }
 

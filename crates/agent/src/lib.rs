@@ -1,0 +1,7 @@
+//! slmcode-agent: the harness around the ACI. Async (tokio), and the only crate that talks
+//! to the network: the MCP server and the `mcp_call` client live here, over the one registry
+//! of `slmcode-aci`.
+
+pub mod mcp;
+pub mod specialist;
+pub mod user_config;
