@@ -677,3 +677,94 @@ fn a_project_cannot_give_itself_mcp_servers() {
         "{stderr}"
     );
 }
+
+#[test]
+fn mcp_call_reports_remote_failures_and_recovers() {
+    let local = Project::new();
+    let home = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/slow_server.py");
+    let xdg = user_config(
+        home.path(),
+        &format!(
+            "mcp_servers:\n  slow:\n    command: {}\n    args: [{}]\n    timeout_sec: 2\n  \
+             broken:\n    command: sh\n    args: [-c, 'echo cannot open the socket >&2; exit 3']\n  \
+             missing:\n    command: /nonexistent/mcp-server\n",
+            python().display(),
+            script.display()
+        ),
+    );
+    let xdg = xdg.to_str().unwrap();
+    let input = [
+        json!({"tool": "mcp_call", "args": {"server": "slow", "tool": "fail"}}),
+        json!({"tool": "mcp_call", "args": {"server": "slow", "tool": "picture"}}),
+        json!({"tool": "mcp_call", "args": {"server": "slow", "tool": "hang"}}),
+        // The hung server was dropped; the next call starts it afresh.
+        json!({"tool": "mcp_call", "args": {"server": "slow", "tool": "picture", "arguments": {}}}),
+        json!({"tool": "mcp_call", "args": {"server": "slow", "tool": "die"}}),
+        json!({"tool": "mcp_call", "args": {"server": "slow", "tool": "fail", "arguments": {}}}),
+        json!({"tool": "mcp_call", "args": {"server": "broken", "tool": "x"}}),
+        json!({"tool": "mcp_call", "args": {"server": "missing", "tool": "x"}}),
+    ]
+    .iter()
+    .map(|v| v.to_string() + "\n")
+    .collect::<String>();
+    let started = Instant::now();
+    let mut child = bin()
+        .args(["session", "--specialist", "--root"])
+        .arg(local.root())
+        .env("XDG_CONFIG_HOME", xdg)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let r: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let t = |i: usize| r[i]["text"].as_str().unwrap().to_string();
+    let e = |i: usize| r[i]["is_error"].as_bool().unwrap();
+    assert_eq!(r.len(), 8);
+    assert!(
+        e(0) && t(0).starts_with("slow.fail returned an error:"),
+        "{}",
+        t(0)
+    );
+    assert!(!e(1), "{}", t(1));
+    assert_eq!(
+        t(1),
+        "[image image/png, 8 bytes of base64 not shown]\na caption"
+    );
+    assert!(
+        e(2) && t(2).contains("slow.hang did not answer within 2 s"),
+        "{}",
+        t(2)
+    );
+    assert!(!e(3) && t(3).ends_with("a caption"), "{}", t(3));
+    assert!(e(4) && t(4).contains("dying now"), "{}", t(4));
+    assert!(
+        e(5) && t(5).starts_with("slow.fail returned an error:"),
+        "{}",
+        t(5)
+    );
+    assert!(
+        e(6) && t(6).contains("\"broken\" is not available"),
+        "{}",
+        t(6)
+    );
+    assert!(t(6).contains("cannot open the socket"), "{}", t(6));
+    assert!(
+        e(7) && t(7).contains("cannot start `/nonexistent/mcp-server`"),
+        "{}",
+        t(7)
+    );
+    // Bounded by the timeouts, not by the hung tool's hour.
+    assert!(started.elapsed() < Duration::from_secs(60));
+}

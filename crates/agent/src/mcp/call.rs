@@ -208,9 +208,11 @@ fn describe(servers: &[McpServer], listed: &[(String, Result<Vec<String>, String
     text
 }
 
-/// Starts (or dials) one server, shakes hands and lists its tools, within [`CONNECT_TIMEOUT`].
+/// Starts (or dials) one server, shakes hands and lists its tools, within [`CONNECT_TIMEOUT`]
+/// (or the server's own timeout_sec when that is shorter).
 async fn start(server: &McpServer, root: &Path) -> Result<Connection, String> {
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
+    let mut reader = None;
     let connecting = async {
         let client = match &server.transport {
             McpTransport::Stdio { command, args, env } => {
@@ -221,7 +223,7 @@ async fn start(server: &McpServer, root: &Path) -> Result<Connection, String> {
                     .spawn()
                     .map_err(|e| format!("cannot start `{command}`: {e}"))?;
                 if let Some(err) = child_stderr {
-                    drain(err, stderr.clone());
+                    reader = Some(drain(err, stderr.clone()));
                 }
                 ().serve(transport).await.map_err(|e| e.to_string())?
             }
@@ -254,13 +256,21 @@ async fn start(server: &McpServer, root: &Path) -> Result<Connection, String> {
             stderr: stderr.clone(),
         })
     };
-    match tokio::time::timeout(CONNECT_TIMEOUT, connecting).await {
+    let limit = CONNECT_TIMEOUT.min(Duration::from_secs(server.timeout_sec));
+    let outcome = tokio::time::timeout(limit, connecting).await;
+    if !matches!(outcome, Ok(Ok(_))) {
+        // A server that failed to start usually said why on stderr just before exiting.
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+        }
+    }
+    match outcome {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(e)) => Err(with_stderr(e, &stderr)),
         Err(_) => Err(with_stderr(
             format!(
                 "it did not answer the MCP handshake within {} s",
-                CONNECT_TIMEOUT.as_secs()
+                limit.as_secs()
             ),
             &stderr,
         )),
@@ -269,7 +279,10 @@ async fn start(server: &McpServer, root: &Path) -> Result<Connection, String> {
 
 /// Reads a child's stderr to the end so it can never block on a full pipe, keeping the last
 /// lines for error messages.
-fn drain(err: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+fn drain(
+    err: tokio::process::ChildStderr,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(err).lines();
         while let Ok(Some(line)) = lines.next_line().await {
@@ -288,7 +301,7 @@ fn drain(err: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
             }
             tail.push_back(line);
         }
-    });
+    })
 }
 
 fn with_stderr(message: String, tail: &Arc<Mutex<VecDeque<String>>>) -> String {
@@ -369,8 +382,16 @@ impl Tool for McpCallTool {
             match tokio::time::timeout(timeout, conn.client.call_tool(params)).await {
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(e)) => {
+                    let gone = matches!(
+                        e,
+                        rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
+                    );
+                    // Give the stderr reader a moment to catch the last words of a dying server.
+                    if gone {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
                     let message = with_stderr(e.to_string(), &conn.stderr);
-                    if conn.client.is_closed() {
+                    if gone || conn.client.is_closed() {
                         pool.remove(&name);
                         return Err(CallFailure::Down(message));
                     }

@@ -217,6 +217,9 @@ pub struct HttpOptions {
     pub token: Option<String>,
 }
 
+/// How long an HTTP session may sit idle before it is closed.
+pub const HTTP_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
 /// The shortest bearer token accepted for a server reachable from other machines.
 pub const MIN_TOKEN_CHARS: usize = 16;
 
@@ -293,12 +296,16 @@ pub async fn serve_http(
         http_config = http_config.disable_allowed_hosts();
     }
     let jail = Arc::new(jail);
+    let mut session_manager = LocalSessionManager::default();
+    // A small model on a CPU can think for minutes between calls; its session (what it read)
+    // should outlive that. Idle sessions still end, so abandoned ones do not pile up.
+    session_manager.session_config.keep_alive = Some(HTTP_SESSION_IDLE);
     let service = StreamableHttpService::new(
         move || {
             let ws = Workspace::new(jail.try_clone()?, config.clone());
             Ok(SlmcodeServer::new(registry.clone(), ws).handshake_only())
         },
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(session_manager),
         http_config,
     );
     let token = options.token.clone().map(Arc::<str>::from);
