@@ -573,6 +573,31 @@ fn mcp_call_reaches_a_second_slmcode_over_stdio() {
     assert!(t.contains("chars omitted") || t.contains("omitted"), "{t}");
 }
 
+/// `slmcode session --specialist` with the user config in `xdg`: one reply per call.
+fn specialist_session(root: &Path, xdg: &Path, calls: &[Value]) -> Vec<Value> {
+    let input: String = calls.iter().map(|v| v.to_string() + "\n").collect();
+    let mut child = bin()
+        .args(["session", "--specialist", "--root"])
+        .arg(root)
+        .env("XDG_CONFIG_HOME", xdg)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn mcp_call_keeps_one_remote_session_across_calls() {
     let local = Project::new();
@@ -584,29 +609,8 @@ fn mcp_call_keeps_one_remote_session_across_calls() {
         json!({"tool": "mcp_call", "args": {"server": "other", "tool": "ws_edit", "arguments": {"path": "b.py", "old_str": "x = 1", "new_str": "x = 2"}}}),
         json!({"tool": "mcp_call", "args": {"server": "other", "tool": "ws_read", "arguments": {"path": "b.py"}}}),
         json!({"tool": "mcp_call", "args": {"server": "other", "tool": "ws_edit", "arguments": {"path": "b.py", "old_str": "x = 1", "new_str": "x = 2"}}}),
-    ]
-    .iter()
-    .map(|v| v.to_string() + "\n")
-    .collect::<String>();
-    let mut cmd = bin();
-    cmd.args(["session", "--specialist", "--root"])
-        .arg(local.root())
-        .env("XDG_CONFIG_HOME", xdg.to_str().unwrap())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let replies: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    ];
+    let replies = specialist_session(local.root(), &xdg, &input);
     assert_eq!(replies.len(), 3);
     assert_eq!(replies[0]["is_error"], json!(true));
     assert!(replies[0]["text"]
@@ -704,31 +708,9 @@ fn mcp_call_reports_remote_failures_and_recovers() {
         json!({"tool": "mcp_call", "args": {"server": "slow", "tool": "fail", "arguments": {}}}),
         json!({"tool": "mcp_call", "args": {"server": "broken", "tool": "x"}}),
         json!({"tool": "mcp_call", "args": {"server": "missing", "tool": "x"}}),
-    ]
-    .iter()
-    .map(|v| v.to_string() + "\n")
-    .collect::<String>();
+    ];
     let started = Instant::now();
-    let mut child = bin()
-        .args(["session", "--specialist", "--root"])
-        .arg(local.root())
-        .env("XDG_CONFIG_HOME", xdg)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let r: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let r = specialist_session(local.root(), Path::new(xdg), &input);
     let t = |i: usize| r[i]["text"].as_str().unwrap().to_string();
     let e = |i: usize| r[i]["is_error"].as_bool().unwrap();
     assert_eq!(r.len(), 8);

@@ -199,34 +199,29 @@ impl IdScanner {
 
     fn step(&mut self, b: u8) {
         if self.in_string {
+            let closes = if self.escaped {
+                self.escaped = false;
+                false
+            } else {
+                self.escaped = b == b'\\';
+                b == b'"'
+            };
             if self.in_key {
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
+                if closes {
                     self.in_string = false;
                     self.in_key = false;
                     self.expect_key = false;
                     self.id_next = self.key == b"id";
-                    return;
-                }
-                if self.key.len() <= 2 {
+                } else if self.key.len() < 3 {
+                    // Only "id" matters: three bytes tell it from every longer key.
                     self.key.push(b);
-                } else {
-                    self.key.push(0);
-                    self.key.truncate(3);
                 }
                 return;
             }
             if self.value_is_string {
                 self.push_value(b);
             }
-            if self.escaped {
-                self.escaped = false;
-            } else if b == b'\\' {
-                self.escaped = true;
-            } else if b == b'"' {
+            if closes {
                 self.in_string = false;
                 if self.value_is_string {
                     self.value_is_string = false;

@@ -29,7 +29,7 @@ use crate::user_config::{McpServer, McpTransport};
 pub const LISTED_TOOL_NAMES: usize = 12;
 
 /// How long starting a server and listing its tools may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Lines of a server's stderr kept for error messages.
 const STDERR_TAIL_LINES: usize = 8;
@@ -209,7 +209,7 @@ fn describe(servers: &[McpServer], listed: &[(String, Result<Vec<String>, String
 }
 
 /// Starts (or dials) one server, shakes hands and lists its tools, within [`CONNECT_TIMEOUT`]
-/// (or the server's own timeout_sec when that is shorter).
+/// (not the per-call timeout: a first start may install or compile something).
 async fn start(server: &McpServer, root: &Path) -> Result<Connection, String> {
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
     let mut reader = None;
@@ -256,8 +256,7 @@ async fn start(server: &McpServer, root: &Path) -> Result<Connection, String> {
             stderr: stderr.clone(),
         })
     };
-    let limit = CONNECT_TIMEOUT.min(Duration::from_secs(server.timeout_sec));
-    let outcome = tokio::time::timeout(limit, connecting).await;
+    let outcome = tokio::time::timeout(CONNECT_TIMEOUT, connecting).await;
     if !matches!(outcome, Ok(Ok(_))) {
         // A server that failed to start usually said why on stderr just before exiting.
         if let Some(reader) = reader {
@@ -270,7 +269,7 @@ async fn start(server: &McpServer, root: &Path) -> Result<Connection, String> {
         Err(_) => Err(with_stderr(
             format!(
                 "it did not answer the MCP handshake within {} s",
-                limit.as_secs()
+                CONNECT_TIMEOUT.as_secs()
             ),
             &stderr,
         )),
