@@ -65,6 +65,14 @@ pub struct Config {
     pub shell_permission: ShellPermission,
     /// Confine ws_shell's writes with Landlock where the kernel has it.
     pub sandbox: bool,
+    /// The model `slmcode run` asks for; none means the server's first model.
+    pub model: Option<String>,
+    /// The most turns one `slmcode run` may take.
+    pub max_turns: usize,
+    /// The most tokens one model reply may take.
+    pub max_tokens: usize,
+    /// Where each key that is not at its default was set (the file, or the variable).
+    pub origins: std::collections::BTreeMap<&'static str, String>,
 }
 
 /// Whether ws_shell runs commands the policy allows.
@@ -94,6 +102,10 @@ impl Default for Config {
             shell_allow: Vec::new(),
             shell_permission: ShellPermission::Allow,
             sandbox: true,
+            model: None,
+            max_turns: 30,
+            max_tokens: 4096,
+            origins: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -114,6 +126,8 @@ enum Slot {
     ShellPermission,
     /// `auto` or `off`.
     Sandbox,
+    /// A non-empty string.
+    Text(fn(&mut Config) -> &mut Option<String>),
 }
 
 struct Key {
@@ -198,6 +212,26 @@ const KEYS: &[Key] = &[
         name: "sandbox",
         slot: Slot::Sandbox,
     },
+    Key {
+        name: "model",
+        slot: Slot::Text(|c| &mut c.model),
+    },
+    Key {
+        name: "max_turns",
+        slot: Slot::Count {
+            min: 1,
+            max: 1000,
+            field: |c| &mut c.max_turns,
+        },
+    },
+    Key {
+        name: "max_tokens",
+        slot: Slot::Count {
+            min: 64,
+            max: 1_000_000,
+            field: |c| &mut c.max_tokens,
+        },
+    },
 ];
 
 impl Key {
@@ -257,6 +291,12 @@ impl Key {
                     _ => return Err(bad("auto or off".to_string())),
                 };
             }
+            Slot::Text(field) => {
+                let t = text
+                    .filter(|t| !t.is_empty())
+                    .ok_or_else(|| bad("a non-empty string".to_string()))?;
+                *field(config) = Some(t.to_string());
+            }
             Slot::Strings(field) => {
                 *field(config) = string_list(value)
                     .ok_or_else(|| bad("a list of strings, e.g. [\"make test\"]".to_string()))?;
@@ -284,6 +324,7 @@ impl Key {
                 *field(config) = globs;
             }
         }
+        config.origins.insert(self.name, source.to_string());
         Ok(())
     }
 }
@@ -327,7 +368,7 @@ fn string_list(value: &serde_json::Value) -> Option<Vec<String>> {
 }
 
 /// Keys a project's own config may not set; only the user's config is trusted with them.
-pub const USER_ONLY_KEYS: &[&str] = &["mcp_servers"];
+pub const USER_ONLY_KEYS: &[&str] = &["mcp_servers", "endpoint", "api_key_env"];
 
 impl Config {
     /// The names of every key this version understands.
@@ -371,8 +412,8 @@ impl Config {
                 Some(key) => key.apply(self, &value, CONFIG_PATH)?,
                 None if USER_ONLY_KEYS.contains(&name.as_str()) => warnings.push(format!(
                     "{CONFIG_PATH}: `{name}` is ignored here: it is read only from the user's config \
-                     (~/.config/slmcode/config.yaml), because a repository must not be able to \
-                     give its model programs to run"
+                     (~/.config/slmcode/config.yaml), because a repository must not choose the \
+                     programs its model may run, nor where your prompts and API key are sent"
                 )),
                 None => warnings.push(format!(
                     "{CONFIG_PATH}: unknown key `{name}` is ignored (known keys: {})",
@@ -399,6 +440,11 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// Whether `key` was set by a file or a variable rather than left at its default.
+    pub fn is_set(&self, key: &str) -> bool {
+        self.origins.contains_key(key)
     }
 
     /// The hard ceiling of one ws_read, in characters: about 15% of the context window at

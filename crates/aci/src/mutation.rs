@@ -219,6 +219,7 @@ pub fn commit_as(
                 target.mode.unwrap_or(NEW_FILE_MODE),
             )
             .map_err(|e| ToolError::Refused(format!("{verb} of {path} failed: {e}")))?;
+            ws.session.changed.insert(target.real.clone());
             ws.session.record_read(
                 target.real,
                 ReadRecord {
@@ -340,6 +341,7 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
         parent.remove_file(real.file_name())
     };
     removed.map_err(|e| ToolError::Refused(format!("delete of {path} failed: {e}")))?;
+    ws.session.changed.extend(paths.iter().cloned());
     Ok(Deleted {
         dry_run: false,
         paths,
@@ -424,6 +426,8 @@ pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved,
         Moved::Renamed
     };
     ws.session.moved(&from_real, &to_target.real);
+    ws.session.changed.insert(from_real);
+    ws.session.changed.insert(to_target.real);
     Ok(how)
 }
 

@@ -33,7 +33,7 @@ impl Kind {
     fn schema(self) -> Value {
         match self {
             Kind::String => serde_json::json!({"type": "string"}),
-            Kind::Integer { min } => serde_json::json!({"type": "integer", "minimum": min}),
+            Kind::Integer { .. } => serde_json::json!({"type": "integer"}),
             Kind::Boolean => serde_json::json!({"type": "boolean"}),
             Kind::StringList => serde_json::json!({"type": "array", "items": {"type": "string"}}),
             Kind::Object => serde_json::json!({"type": "object"}),
@@ -124,12 +124,14 @@ impl ToolSpec {
             .filter(|p| p.required)
             .map(|p| Value::String(p.name.into()))
             .collect();
-        serde_json::json!({
-            "type": "object",
-            "properties": props,
-            "required": required,
-            "additionalProperties": false,
-        })
+        // Kept small: every token here is paid on every turn of a small model's context.
+        // Unknown keys are answered by the registry with the accepted names, which helps more
+        // than a schema's `additionalProperties: false`.
+        let mut schema = serde_json::json!({"type": "object", "properties": props});
+        if !required.is_empty() {
+            schema["required"] = Value::Array(required);
+        }
+        schema
     }
 
     fn accepted(&self) -> String {

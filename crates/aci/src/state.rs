@@ -38,6 +38,23 @@ pub fn write(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError>
         .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
 }
 
+/// Appends to a log record (a run's trajectory), creating it (and its directory) private to
+/// the user. A log grows a line at a time, so it is appended to rather than replaced.
+pub fn append(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
+    use cap_std::fs::OpenOptionsExt;
+    use std::io::Write;
+    let fail =
+        |e: &dyn std::fmt::Display| ToolError::Refused(format!("could not write {path}: {e}"));
+    jail.create_dir_all(&path.parent())?;
+    let dir = jail.open_dir(&path.parent())?;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.append(true).create(true).mode(RECORD_MODE);
+    let mut file = dir
+        .open_with(path.file_name(), &options)
+        .map_err(|e| fail(&e))?;
+    file.write_all(bytes).map_err(|e| fail(&e))
+}
+
 /// Writes a record as pretty JSON.
 pub fn write_json(jail: &Jail, path: &RelPath, value: &impl Serialize) -> Result<(), ToolError> {
     let json = serde_json::to_vec_pretty(value)

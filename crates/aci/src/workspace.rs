@@ -52,6 +52,9 @@ pub struct Session {
     pub loop_guard: LoopGuard,
     /// Parse trees of files read or written, for incremental syntax checks.
     pub trees: TreeCache,
+    /// Every path this session wrote, created, deleted or moved (both sides of a move): what a
+    /// run reports as its files changed.
+    pub changed: std::collections::BTreeSet<RelPath>,
 }
 
 impl Session {

@@ -2,6 +2,9 @@
 //! to the network: the MCP server and the `mcp_call` client live here, over the one registry
 //! of `slmcode-aci`.
 
+pub mod backend;
+pub mod blocking;
 pub mod mcp;
+pub mod prompt;
 pub mod specialist;
 pub mod user_config;

@@ -12,20 +12,20 @@ pub struct DeleteTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_delete",
-    description: Cow::Borrowed("Delete a file or symlink. A directory needs \"recursive\": true. The deleted content is saved in the session's checkpoint and can be restored."),
+    description: Cow::Borrowed("Delete a file or symlink; a directory needs recursive: true. Checkpointed, so it can be restored."),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: true,
-            description: "file, symlink or directory to delete, relative to the project root",
+            description: "what to delete",
             aliases: &["file_path", "filePath", "file", "filename"],
         },
         Param {
             name: "recursive",
             kind: Kind::Boolean,
             required: false,
-            description: "set true to delete a directory and everything in it",
+            description: "true to delete a directory and its contents",
             aliases: &["r", "recurse"],
         },
     ],

@@ -21,34 +21,34 @@ pub struct EditTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_edit",
-    description: Cow::Borrowed("Replace old_str with new_str in a file. ws_read the file first; copy old_str exactly from it (without the \"42|\" prefix), with 2–3 surrounding lines so it matches once. new_str replaces all of old_str."),
+    description: Cow::Borrowed("Replace old_str with new_str in a file, exactly once. Copy old_str from ws_read without the \"42|\" prefix."),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: true,
-            description: "file to edit, relative to the project root",
+            description: "file to edit",
             aliases: &["file_path", "filePath", "file", "filename"],
         },
         Param {
             name: "old_str",
             kind: Kind::String,
             required: false,
-            description: "the exact text to replace, copied from ws_read",
+            description: "the exact text to replace",
             aliases: &["old_string", "search", "old"],
         },
         Param {
             name: "new_str",
             kind: Kind::String,
             required: true,
-            description: "the replacement text (\"\" deletes old_str)",
+            description: "the replacement (\"\" deletes old_str)",
             aliases: &["new_string", "replace", "new"],
         },
         Param {
             name: "replace_all",
             kind: Kind::Boolean,
             required: false,
-            description: "replace every match instead of requiring exactly one",
+            description: "replace every match",
             aliases: &["replaceAll"],
         },
     ],

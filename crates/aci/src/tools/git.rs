@@ -16,30 +16,31 @@ pub struct GitDiffTool;
 
 static STATUS_SPEC: ToolSpec = ToolSpec {
     name: "git_status",
-    description: Cow::Borrowed("Show which files are modified, added, deleted or untracked (git status --short). Read-only."),
+    description: Cow::Borrowed("Changed and untracked files (git status --short)."),
     params: &[],
     example: "{}",
     effect: Effect::READ_ONLY,
     passes_unknown_args: false,
-    rest_hint: "Look at one directory with ws_list, or at one file's changes with git_diff {\"path\":…}.",
+    rest_hint:
+        "Look at one directory with ws_list, or at one file's changes with git_diff {\"path\":…}.",
 };
 
 static DIFF_SPEC: ToolSpec = ToolSpec {
     name: "git_diff",
-    description: Cow::Borrowed("Show uncommitted changes as a unified diff (git diff). Pass path to see one file. Read-only."),
+    description: Cow::Borrowed("Uncommitted changes as a unified diff; pass path for one file."),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: false,
-            description: "only this file or directory (default: everything)",
+            description: "one file or directory",
             aliases: &["file_path", "filePath", "file"],
         },
         Param {
             name: "staged",
             kind: Kind::Boolean,
             required: false,
-            description: "show staged changes instead (git diff --cached)",
+            description: "show staged changes",
             aliases: &["cached"],
         },
     ],

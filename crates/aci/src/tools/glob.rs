@@ -21,20 +21,20 @@ pub struct GlobTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_glob",
-    description: Cow::Borrowed("Find files by name pattern. \"**\" matches any number of directories: \"**/*.rs\", \"pkg/**/*_test.go\", \"cmd/*/main.go\". A pattern without \"/\" (\"*.py\") matches file names in every directory. Files ignored by .gitignore are skipped."),
+    description: Cow::Borrowed("Find files by name: \"**/*.rs\", \"src/**/test_*.py\"; a pattern without \"/\" matches in every directory."),
     params: &[
         Param {
             name: "pattern",
             kind: Kind::String,
             required: true,
-            description: "glob pattern, e.g. \"src/**/*.rs\"",
+            description: "glob pattern",
             aliases: &["glob", "query", "name"],
         },
         Param {
             name: "path",
             kind: Kind::String,
             required: false,
-            description: "directory to search in (default: the project root)",
+            description: "directory to search (default: the root)",
             aliases: &["dir", "directory", "root", "cwd"],
         },
     ],

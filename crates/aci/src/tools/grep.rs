@@ -29,34 +29,34 @@ pub struct GrepTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_grep",
-    description: Cow::Borrowed("Search file contents with a regular expression (RE2 syntax, e.g. \"fn \\w+_config\"). Returns path:line:text for each matching line, at most 50. Narrow with glob= (e.g. \"*.py\") and path= (a directory). Use it to find where a symbol is before reading."),
+    description: Cow::Borrowed("Search file contents with a regex (RE2): path:line:text, at most 50 hits. Narrow with glob (e.g. \"*.py\") and path."),
     params: &[
         Param {
             name: "pattern",
             kind: Kind::String,
             required: true,
-            description: "regular expression to search for",
+            description: "regular expression",
             aliases: &["regex", "query", "search", "text"],
         },
         Param {
             name: "path",
             kind: Kind::String,
             required: false,
-            description: "directory or file to search (default: the project root)",
+            description: "directory or file (default: the root)",
             aliases: &["dir", "directory", "file", "file_path", "filePath"],
         },
         Param {
             name: "glob",
             kind: Kind::String,
             required: false,
-            description: "only search files matching this glob, e.g. \"*.rs\" or \"src/**/*.ts\"",
+            description: "only files matching this glob",
             aliases: &["include", "file_pattern", "files", "glob_pattern"],
         },
         Param {
             name: "case_insensitive",
             kind: Kind::Boolean,
             required: false,
-            description: "ignore upper/lower case (default false)",
+            description: "ignore case",
             aliases: &["ignore_case", "-i", "i", "insensitive"],
         },
     ],

@@ -12,12 +12,12 @@ pub struct ListTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_list",
-    description: Cow::Borrowed("List one directory: files, and subdirectories marked with a trailing \"/\". Use it to look around; use ws_glob to find files by name anywhere in the project."),
+    description: Cow::Borrowed("List one directory; subdirectories end with \"/\"."),
     params: &[Param {
         name: "path",
         kind: Kind::String,
         required: false,
-        description: "directory relative to the project root (default: the root)",
+        description: "directory (default: the project root)",
         aliases: &["dir", "directory", "file_path", "filePath", "folder"],
     }],
     example: "{\"path\":\"src\"}",

@@ -12,20 +12,20 @@ pub struct MvTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_mv",
-    description: Cow::Borrowed("Move or rename a file (git mv when the file is tracked by git). Never overwrites an existing file; parent directories of the new path are created. Use this instead of writing a copy and leaving the old file."),
+    description: Cow::Borrowed("Move or rename a file (git mv when tracked). Never overwrites. Use it instead of writing a copy."),
     params: &[
         Param {
             name: "from",
             kind: Kind::String,
             required: true,
-            description: "the file to move, relative to the project root",
+            description: "the file to move",
             aliases: &["source", "src", "path", "old_path", "from_path"],
         },
         Param {
             name: "to",
             kind: Kind::String,
             required: true,
-            description: "its new path, relative to the project root",
+            description: "its new path",
             aliases: &["destination", "dest", "dst", "new_path", "to_path", "target"],
         },
     ],

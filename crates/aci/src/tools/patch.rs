@@ -21,13 +21,13 @@ pub struct PatchTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_patch",
-    description: Cow::Borrowed("Apply a unified diff (@@ hunks with \" \", \"-\", \"+\" lines) or SEARCH/REPLACE blocks to one file. All hunks apply or none do; the result says where each hunk landed. ws_read the file first."),
+    description: Cow::Borrowed("Apply a unified diff or SEARCH/REPLACE blocks to one file. All hunks apply or none; the result says where each landed."),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: false,
-            description: "file to patch (default: the file named in the diff's ---/+++ headers)",
+            description: "file to patch (default: from the diff headers)",
             aliases: &["file_path", "filePath", "file", "filename"],
         },
         Param {

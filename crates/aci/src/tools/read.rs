@@ -23,27 +23,27 @@ pub struct ReadTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_read",
-    description: Cow::Borrowed("Read a file as numbered lines (\"    42|code\"), 120 lines at a time. The \"42|\" prefix is display only: never copy it into an edit. For a long file, use ws_grep to find the line, then read around it with offset."),
+    description: Cow::Borrowed("Read a file as numbered lines (\"    42|code\"), 120 lines at a time; page with offset. The \"42|\" prefix is display only."),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: true,
-            description: "file to read, relative to the project root",
+            description: "file to read",
             aliases: &["file_path", "filePath", "file", "filename"],
         },
         Param {
             name: "offset",
             kind: Kind::Integer { min: 0 },
             required: false,
-            description: "first line to show, counting from 1 (default 1)",
+            description: "first line (default 1)",
             aliases: &["start_line", "line", "start"],
         },
         Param {
             name: "limit",
             kind: Kind::Integer { min: 1 },
             required: false,
-            description: "how many lines to show (default 120)",
+            description: "lines to show (default 120)",
             aliases: &["lines", "count", "max_lines"],
         },
     ],

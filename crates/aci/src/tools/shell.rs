@@ -20,7 +20,7 @@ pub struct ShellTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_shell",
-    description: Cow::Borrowed("Run one shell command in the project root: inspection (ls, grep, git status…) or a build/test runner (cargo test, npm test, pytest…). One command per call; no $(…), no &, no writing over existing files (use ws_edit). Output is capped; the command is killed at its timeout."),
+    description: Cow::Borrowed("Run one command in the project root: inspection (ls, git log) or a build/test runner (cargo test, pytest). No $(…), no &, no writing over files."),
     params: &[
         Param {
             name: "command",
@@ -33,7 +33,7 @@ static SPEC: ToolSpec = ToolSpec {
             name: "timeout_sec",
             kind: Kind::Integer { min: 1 },
             required: false,
-            description: "seconds before the command is killed (default 120)",
+            description: "seconds before it is killed (default 120)",
             aliases: &["timeout", "timeout_secs"],
         },
     ],

@@ -15,12 +15,14 @@ pub struct TodoTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_todo",
-    description: Cow::Borrowed("Write your plan as a short checklist; it replaces the previous one and is shown back to you. Mark finished steps with \"[x] \" and open ones with \"[ ] \". At most 30 items."),
+    description: Cow::Borrowed(
+        "Replace your checklist and see it back. Mark items \"[x] \" done or \"[ ] \" open.",
+    ),
     params: &[Param {
         name: "items",
         kind: Kind::StringList,
         required: true,
-        description: "the whole checklist, e.g. [\"[x] read the parser\", \"[ ] add the flag\"]",
+        description: "the whole checklist",
         aliases: &["todos", "todo", "tasks", "list", "checklist"],
     }],
     example: "{\"items\":[\"[x] find the config loader\",\"[ ] add the --verbose flag\"]}",

@@ -18,13 +18,13 @@ pub struct WriteTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_write",
-    description: Cow::Borrowed("Create a new file with the given content (parent directories are created). To change an existing file use ws_edit; overwriting a whole file needs a ws_read of it first."),
+    description: Cow::Borrowed("Create a new file (and its directories). Change existing files with ws_edit; overwriting needs a ws_read first."),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: true,
-            description: "file to create, relative to the project root",
+            description: "file to create",
             aliases: &["file_path", "filePath", "file", "filename"],
         },
         Param {
@@ -38,7 +38,7 @@ static SPEC: ToolSpec = ToolSpec {
             name: "allow_shrink",
             kind: Kind::Boolean,
             required: false,
-            description: "set true to really replace a large file with much shorter content",
+            description: "true to replace a large file with much shorter content",
             aliases: &[],
         },
     ],

@@ -1,7 +1,6 @@
 //! `mcp_call {server, tool, arguments}`: one tool of the specialist set through which a model
 //! reaches the MCP servers in the user's config. The registry is synchronous, so the client
-//! side runs on a runtime of its own (one worker thread): a call is spawned there and waited
-//! for, which works from plain threads and from a tokio blocking thread alike.
+//! side runs on a [`BlockingRuntime`] of its own.
 //!
 //! Servers are connected with the `initialize` handshake (some servers never answer the newer
 //! `server/discover` probe, and a client would wait for it), their stderr is drained, and every
@@ -23,6 +22,7 @@ use slmcode_aci::Workspace;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex as AsyncMutex;
 
+use crate::blocking::BlockingRuntime;
 use crate::user_config::{McpServer, McpTransport};
 
 /// How many `server.tool` names the description lists; the rest are named on request.
@@ -70,7 +70,7 @@ pub struct McpCallTool {
     spec: ToolSpec,
     servers: Vec<McpServer>,
     root: PathBuf,
-    runtime: tokio::runtime::Runtime,
+    runtime: BlockingRuntime,
     connections: Arc<AsyncMutex<HashMap<String, Connection>>>,
 }
 
@@ -79,11 +79,7 @@ impl McpCallTool {
     /// to learn its tools for the description. A server that is down at this point is named
     /// as such and tried again when a call names it. Stdio servers start in `root`.
     pub fn connect(servers: Vec<McpServer>, root: &Path) -> std::io::Result<McpCallTool> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("slmcode-mcp-call")
-            .enable_all()
-            .build()?;
+        let runtime = BlockingRuntime::new("slmcode-mcp-call")?;
         let mut tool = McpCallTool {
             spec: ToolSpec {
                 name: "mcp_call",
@@ -105,22 +101,12 @@ impl McpCallTool {
             connections: Arc::new(AsyncMutex::new(HashMap::new())),
         };
         let names: Vec<String> = tool.servers.iter().map(|s| s.name.clone()).collect();
-        let listed = tool.wait(tool.connect_all(names)).unwrap_or_default();
+        let listed = tool
+            .runtime
+            .wait(tool.connect_all(names))
+            .unwrap_or_default();
         tool.spec.description = Cow::Owned(describe(&tool.servers, &listed));
         Ok(tool)
-    }
-
-    /// Runs `future` on this tool's runtime and waits for it on the calling thread. `None`
-    /// only if the task was lost (it panicked).
-    fn wait<T: Send + 'static>(
-        &self,
-        future: impl std::future::Future<Output = T> + Send + 'static,
-    ) -> Option<T> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.runtime.spawn(async move {
-            let _ = tx.send(future.await);
-        });
-        rx.recv().ok()
     }
 
     fn connect_all(
@@ -357,7 +343,7 @@ impl Tool for McpCallTool {
         let root = self.root.clone();
         let connections = self.connections.clone();
         let (name, tool_name) = (server.clone(), tool.clone());
-        let outcome = self.wait(async move {
+        let outcome = self.runtime.wait(async move {
             let mut pool = connections.lock().await;
             if pool.get(&name).is_some_and(|c| c.client.is_closed()) {
                 pool.remove(&name);

@@ -1,0 +1,715 @@
+//! The model backend: OpenAI-compatible chat completions, which Ollama (`/v1`), llama.cpp's
+//! server, vLLM, LM Studio and SGLang all speak. Streaming (SSE) by default, with native
+//! `tool_calls` deltas assembled; transient failures retried with backoff and jitter; the
+//! failures a user can act on (nothing listening, a context overflow, a refused key) told apart.
+//!
+//! The API key is held here and sent as a header only; it is never part of a [`Message`], a
+//! [`Reply`] or an error, so it cannot reach a log or a trajectory.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Where Ollama listens by default.
+pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:11434/v1";
+
+/// How many times a request is tried in all when the failure is transient.
+pub const TRIES: u32 = 3;
+
+/// One chat message as the OpenAI protocol carries it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: String,
+    /// Always sent (as `""` when empty): several servers reject a missing content.
+    #[serde(default)]
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<WireToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    pub fn system(text: impl Into<String>) -> Message {
+        Message::text("system", text)
+    }
+    pub fn user(text: impl Into<String>) -> Message {
+        Message::text("user", text)
+    }
+    pub fn assistant(text: impl Into<String>) -> Message {
+        Message::text("assistant", text)
+    }
+    fn text(role: &str, text: impl Into<String>) -> Message {
+        Message {
+            role: role.into(),
+            content: text.into(),
+            ..Message::default()
+        }
+    }
+    /// The answer to a native tool call.
+    pub fn tool_result(id: &str, text: impl Into<String>) -> Message {
+        Message {
+            role: "tool".into(),
+            content: text.into(),
+            tool_call_id: Some(id.into()),
+            ..Message::default()
+        }
+    }
+}
+
+/// A native tool call, as sent back in the assistant message of the history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireToolCall {
+    pub id: String,
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: WireFunction,
+}
+
+fn function_type() -> String {
+    "function".into()
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireFunction {
+    pub name: String,
+    /// The arguments as the model wrote them: a JSON string, possibly malformed.
+    #[serde(default)]
+    pub arguments: String,
+}
+
+/// Token counts the server reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+}
+
+/// What the model answered.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Reply {
+    pub content: String,
+    /// Thinking text some models send apart (`reasoning_content`); kept for the log only.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reasoning: String,
+    pub tool_calls: Vec<WireToolCall>,
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+    /// Wall time of the request, for tokens per second.
+    #[serde(skip)]
+    pub elapsed: Duration,
+}
+
+impl Reply {
+    /// The reply stopped because it reached `max_tokens`: whatever call it held is cut off.
+    pub fn truncated(&self) -> bool {
+        self.finish_reason.as_deref() == Some("length")
+    }
+}
+
+/// A model listed by the server.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelInfo {
+    pub id: String,
+    /// Size, quantization, family — whatever the server says, in a few words.
+    pub details: String,
+    /// The context length the server serves the model with, when it says.
+    pub context: Option<u64>,
+}
+
+/// Why a request did not produce a reply. Every message names the endpoint and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error(
+        "no model server answers at {endpoint} ({detail}). Start one — `ollama serve` (then \
+         `ollama pull qwen2.5-coder:7b`), `llama-server -m MODEL.gguf --port 8080 --jinja`, \
+         `vllm serve MODEL`, or LM Studio's server — or point slmcode elsewhere with \
+         --endpoint URL or SLMCODE_ENDPOINT"
+    )]
+    Unreachable { endpoint: String, detail: String },
+    #[error(
+        "the prompt does not fit the model's context at {endpoint}: {detail}. Raise the \
+         server's context (Ollama: OLLAMA_CONTEXT_LENGTH=16384 ollama serve; llama.cpp: -c \
+         16384) and set context_window to match"
+    )]
+    ContextOverflow { endpoint: String, detail: String },
+    #[error("{endpoint} refused the request ({status}): {detail}{hint}")]
+    Refused {
+        endpoint: String,
+        status: u16,
+        detail: String,
+        hint: &'static str,
+    },
+    #[error("{endpoint} failed {tries} times: {detail}")]
+    GaveUp {
+        endpoint: String,
+        tries: u32,
+        detail: String,
+    },
+    #[error("{endpoint} sent something that is not an OpenAI chat completion: {detail}")]
+    Protocol { endpoint: String, detail: String },
+}
+
+/// How requests are sent: streaming or not, and how long to wait between retries.
+#[derive(Clone, Debug)]
+pub struct BackendOptions {
+    pub stream: bool,
+    /// The first retry waits about this long; each next one twice as long (with jitter).
+    pub retry_base: Duration,
+}
+
+impl Default for BackendOptions {
+    fn default() -> BackendOptions {
+        BackendOptions {
+            stream: true,
+            retry_base: Duration::from_millis(500),
+        }
+    }
+}
+
+/// An OpenAI-compatible endpoint.
+#[derive(Clone)]
+pub struct Backend {
+    http: reqwest::Client,
+    base: String,
+    api_key: Option<String>,
+    options: BackendOptions,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        f.debug_struct("Backend")
+            .field("base", &self.base)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
+/// What one chat request asks for.
+#[derive(Clone, Debug)]
+pub struct ChatRequest<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Message],
+    /// Tool definitions in the OpenAI `tools` format; empty to offer none.
+    pub tools: &'a [Value],
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+impl Backend {
+    /// A backend for `endpoint` (its base URL, e.g. `http://127.0.0.1:11434/v1`).
+    pub fn new(
+        endpoint: &str,
+        api_key: Option<String>,
+        options: BackendOptions,
+    ) -> Result<Backend, BackendError> {
+        let base = endpoint.trim_end_matches('/').to_string();
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            // A local model on a CPU can be slow to start talking; a silent stream this long
+            // is a dead one.
+            .read_timeout(Duration::from_secs(600));
+        if is_loopback(&base) {
+            // A proxy from the environment must not swallow a local server.
+            builder = builder.no_proxy();
+        }
+        let http = builder.build().map_err(|e| BackendError::Protocol {
+            endpoint: base.clone(),
+            detail: e.to_string(),
+        })?;
+        Ok(Backend {
+            http,
+            base,
+            api_key: api_key.filter(|k| !k.is_empty()),
+            options,
+        })
+    }
+
+    /// The endpoint's base URL.
+    pub fn endpoint(&self) -> &str {
+        &self.base
+    }
+
+    fn request(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
+        let req = self.http.request(method, url);
+        match &self.api_key {
+            Some(key) => req.bearer_auth(key),
+            None => req,
+        }
+    }
+
+    /// Sends one chat request, retrying what is transient.
+    pub async fn chat(&self, request: &ChatRequest<'_>) -> Result<Reply, BackendError> {
+        let mut body = json!({
+            "model": request.model,
+            "messages": request.messages,
+            "stream": self.options.stream,
+        });
+        if !request.tools.is_empty() {
+            body["tools"] = Value::Array(request.tools.to_vec());
+            body["tool_choice"] = json!("auto");
+        }
+        if let Some(n) = request.max_tokens {
+            body["max_tokens"] = json!(n);
+        }
+        if let Some(t) = request.temperature {
+            body["temperature"] = json!(t);
+        }
+        if self.options.stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        let url = format!("{}/chat/completions", self.base);
+        let mut last = String::new();
+        for attempt in 0..TRIES {
+            if attempt > 0 {
+                tokio::time::sleep(self.backoff(attempt, None)).await;
+            }
+            let started = Instant::now();
+            let sent = self
+                .request(reqwest::Method::POST, &url)
+                .json(&body)
+                .send()
+                .await;
+            let response = match sent {
+                Ok(r) => r,
+                Err(e) if e.is_connect() && attempt == 0 => {
+                    return Err(BackendError::Unreachable {
+                        endpoint: self.base.clone(),
+                        detail: connect_detail(&e),
+                    })
+                }
+                Err(e) => {
+                    last = e.to_string();
+                    continue;
+                }
+            };
+            let status = response.status();
+            if status.is_success() {
+                let result = if self.options.stream {
+                    self.read_stream(response).await
+                } else {
+                    self.read_whole(response).await
+                };
+                match result {
+                    Ok(mut reply) => {
+                        reply.elapsed = started.elapsed();
+                        return Ok(reply);
+                    }
+                    // A stream cut in the middle is a transient failure: ask again.
+                    Err(Transient(detail)) => {
+                        last = detail;
+                        continue;
+                    }
+                }
+            }
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok());
+            let text = response.text().await.unwrap_or_default();
+            let detail = error_detail(&text);
+            let code = status.as_u16();
+            if code == 429 || status.is_server_error() {
+                if is_context_overflow(&detail) {
+                    return Err(self.overflow(detail));
+                }
+                last = format!("{code}: {detail}");
+                if let Some(secs) = retry_after {
+                    if attempt + 1 < TRIES {
+                        tokio::time::sleep(self.backoff(attempt + 1, Some(secs))).await;
+                    }
+                }
+                continue;
+            }
+            if is_context_overflow(&detail) {
+                return Err(self.overflow(detail));
+            }
+            let hint = match code {
+                401 | 403 => ". Set the key: api_key_env in ~/.config/slmcode/config.yaml names the environment variable that holds it",
+                404 => ". Check the endpoint (it should end in /v1) and the model name (`slmcode models` lists them)",
+                _ => "",
+            };
+            return Err(BackendError::Refused {
+                endpoint: self.base.clone(),
+                status: code,
+                detail,
+                hint,
+            });
+        }
+        Err(BackendError::GaveUp {
+            endpoint: self.base.clone(),
+            tries: TRIES,
+            detail: last,
+        })
+    }
+
+    fn overflow(&self, detail: String) -> BackendError {
+        BackendError::ContextOverflow {
+            endpoint: self.base.clone(),
+            detail,
+        }
+    }
+
+    /// Exponential backoff with jitter (0.5×–1.5×), or the server's Retry-After (capped).
+    fn backoff(&self, attempt: u32, retry_after: Option<u64>) -> Duration {
+        if let Some(secs) = retry_after {
+            return Duration::from_secs(secs.min(30));
+        }
+        let base = self.options.retry_base * 2u32.saturating_pow(attempt.saturating_sub(1));
+        base.mul_f64(0.5 + jitter())
+    }
+
+    async fn read_whole(&self, response: reqwest::Response) -> Result<Reply, Transient> {
+        let value: Value = match response.json().await {
+            Ok(v) => v,
+            Err(e) => return Err(Transient(format!("the reply was not JSON: {e}"))),
+        };
+        let choice = &value["choices"][0];
+        let message = &choice["message"];
+        let mut reply = Reply {
+            content: message["content"].as_str().unwrap_or_default().to_string(),
+            reasoning: reasoning_of(message).to_string(),
+            finish_reason: choice["finish_reason"].as_str().map(str::to_string),
+            usage: serde_json::from_value(value["usage"].clone()).ok(),
+            ..Reply::default()
+        };
+        if let Some(calls) = message["tool_calls"].as_array() {
+            for (i, c) in calls.iter().enumerate() {
+                reply.tool_calls.push(WireToolCall {
+                    id: c["id"]
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("call_{i}")),
+                    kind: "function".into(),
+                    function: WireFunction {
+                        name: c["function"]["name"].as_str().unwrap_or_default().into(),
+                        arguments: arguments_text(&c["function"]["arguments"]),
+                    },
+                });
+            }
+        }
+        Ok(reply)
+    }
+
+    async fn read_stream(&self, response: reqwest::Response) -> Result<Reply, Transient> {
+        use futures_util::StreamExt;
+        let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
+        let mut reply = Reply::default();
+        let mut done = false;
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| Transient(format!("the stream broke: {e}")))?;
+            let Some(data) = event.data else { continue };
+            let data = data.trim();
+            if data == "[DONE]" {
+                done = true;
+                break;
+            }
+            let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+                continue;
+            };
+            if let Some(err) = chunk.get("error") {
+                return Err(Transient(format!(
+                    "the server reported: {}",
+                    error_detail(&err.to_string())
+                )));
+            }
+            if let Ok(usage) = serde_json::from_value::<Usage>(chunk["usage"].clone()) {
+                reply.usage = Some(usage);
+            }
+            let Some(choice) = chunk["choices"].get(0) else {
+                continue;
+            };
+            let delta = &choice["delta"];
+            if let Some(text) = delta["content"].as_str() {
+                reply.content.push_str(text);
+            }
+            reply.reasoning.push_str(reasoning_of(delta));
+            if let Some(calls) = delta["tool_calls"].as_array() {
+                for c in calls {
+                    let index = c["index"].as_u64().unwrap_or(0) as usize;
+                    while reply.tool_calls.len() <= index {
+                        let n = reply.tool_calls.len();
+                        reply.tool_calls.push(WireToolCall {
+                            id: format!("call_{n}"),
+                            kind: "function".into(),
+                            function: WireFunction {
+                                name: String::new(),
+                                arguments: String::new(),
+                            },
+                        });
+                    }
+                    if let Some(call) = reply.tool_calls.get_mut(index) {
+                        if let Some(id) = c["id"].as_str().filter(|s| !s.is_empty()) {
+                            call.id = id.to_string();
+                        }
+                        if let Some(name) = c["function"]["name"].as_str() {
+                            call.function.name.push_str(name);
+                        }
+                        call.function
+                            .arguments
+                            .push_str(&arguments_text(&c["function"]["arguments"]));
+                    }
+                }
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                reply.finish_reason = Some(reason.to_string());
+            }
+        }
+        if !done && reply.finish_reason.is_none() {
+            return Err(Transient(
+                "the stream ended before the reply was finished".into(),
+            ));
+        }
+        Ok(reply)
+    }
+
+    /// The models the server offers: `/v1/models`, and Ollama's `/api/tags` when it answers.
+    pub async fn models(&self) -> Result<Vec<ModelInfo>, BackendError> {
+        let url = format!("{}/models", self.base);
+        let response = self
+            .request(reqwest::Method::GET, &url)
+            .send()
+            .await
+            .map_err(|e| self.unreachable(&e))?;
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        if !status.is_success() {
+            return Err(BackendError::Refused {
+                endpoint: self.base.clone(),
+                status: status.as_u16(),
+                detail: error_detail(&text),
+                hint: "",
+            });
+        }
+        let value: Value = serde_json::from_str(&text).map_err(|e| BackendError::Protocol {
+            endpoint: self.base.clone(),
+            detail: format!("/models is not JSON: {e}"),
+        })?;
+        let mut models: Vec<ModelInfo> = value["data"]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .filter_map(|m| {
+                        let id = m["id"].as_str()?.to_string();
+                        Some(ModelInfo {
+                            id,
+                            details: String::new(),
+                            context: context_of(m),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Ollama says more about each model (size, quantization) at /api/tags.
+        if let Some(root) = self.base.strip_suffix("/v1") {
+            if let Ok(r) = self
+                .request(reqwest::Method::GET, &format!("{root}/api/tags"))
+                .send()
+                .await
+            {
+                if let Ok(tags) = r.json::<Value>().await {
+                    for m in tags["models"].as_array().into_iter().flatten() {
+                        let Some(name) = m["name"].as_str().or(m["model"].as_str()) else {
+                            continue;
+                        };
+                        let details = ollama_details(m);
+                        match models.iter_mut().find(|x| x.id == name) {
+                            Some(x) => x.details = details,
+                            None => models.push(ModelInfo {
+                                id: name.to_string(),
+                                details,
+                                context: None,
+                            }),
+                        }
+                    }
+                }
+            }
+        }
+        Ok(models)
+    }
+
+    fn unreachable(&self, e: &reqwest::Error) -> BackendError {
+        BackendError::Unreachable {
+            endpoint: self.base.clone(),
+            detail: connect_detail(e),
+        }
+    }
+}
+
+/// A failure worth another try.
+struct Transient(String);
+
+fn reasoning_of(v: &Value) -> &str {
+    v["reasoning_content"]
+        .as_str()
+        .or(v["reasoning"].as_str())
+        .unwrap_or_default()
+}
+
+/// Arguments arrive as a JSON string (the protocol) or, from some servers, as an object.
+fn arguments_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn context_of(m: &Value) -> Option<u64> {
+    [
+        "max_model_len",
+        "context_length",
+        "max_context_length",
+        "context_window",
+    ]
+    .iter()
+    .find_map(|k| m[*k].as_u64())
+    .or_else(|| m["meta"]["n_ctx"].as_u64())
+    .or_else(|| m["meta"]["n_ctx_train"].as_u64())
+}
+
+fn ollama_details(m: &Value) -> String {
+    let d = &m["details"];
+    let mut parts = Vec::new();
+    if let Some(p) = d["parameter_size"].as_str() {
+        parts.push(p.to_string());
+    }
+    if let Some(q) = d["quantization_level"].as_str() {
+        parts.push(q.to_string());
+    }
+    if let Some(size) = m["size"].as_u64() {
+        parts.push(format!("{:.1} GB", size as f64 / 1e9));
+    }
+    parts.join(", ")
+}
+
+/// The server's error message out of an error body (`{"error": {"message": …}}` or text).
+fn error_detail(text: &str) -> String {
+    let from_json = serde_json::from_str::<Value>(text).ok().and_then(|v| {
+        v["error"]["message"]
+            .as_str()
+            .or(v["error"].as_str())
+            .or(v["message"].as_str())
+            .or(v["detail"].as_str())
+            .map(str::to_string)
+    });
+    let detail = from_json.unwrap_or_else(|| text.trim().to_string());
+    let mut detail: String = detail.chars().take(400).collect();
+    if detail.is_empty() {
+        detail = "(no message)".into();
+    }
+    detail
+}
+
+/// The phrasings servers use when the prompt is longer than the context.
+pub fn is_context_overflow(detail: &str) -> bool {
+    let d = detail.to_ascii_lowercase();
+    [
+        "context length",
+        "context_length",
+        "maximum context",
+        "context window",
+        "exceeds the available context",
+        "too many tokens",
+        "prompt is too long",
+        "input is too long",
+        "exceed_context_size",
+    ]
+    .iter()
+    .any(|p| d.contains(p))
+}
+
+fn connect_detail(e: &reqwest::Error) -> String {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    let mut last = e.to_string();
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    last
+}
+
+fn is_loopback(base: &str) -> bool {
+    let rest = base
+        .strip_prefix("http://")
+        .or_else(|| base.strip_prefix("https://"))
+        .unwrap_or(base);
+    let host = rest.split(['/', ':']).next().unwrap_or("");
+    host == "localhost" || host.starts_with("127.") || rest.starts_with("[::1]")
+}
+
+/// A number in [0, 1) that differs from call to call; enough to spread retries apart.
+fn jitter() -> f64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mut x = u64::from(nanos) ^ 0x9E37_79B9_7F4A_7C15;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    (x % 10_000) as f64 / 10_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflow_phrasings_are_recognized() {
+        for d in [
+            "This model's maximum context length is 8192 tokens",
+            "the request exceeds the available context size, try increasing it",
+            "prompt is too long: 9000 tokens > 8192",
+            "Input is too long for requested model",
+        ] {
+            assert!(is_context_overflow(d), "{d}");
+        }
+        assert!(!is_context_overflow("model not found"));
+    }
+
+    #[test]
+    fn error_bodies_give_their_message() {
+        assert_eq!(
+            error_detail(r#"{"error":{"message":"model 'x' not found"}}"#),
+            "model 'x' not found"
+        );
+        assert_eq!(error_detail(r#"{"error":"bad"}"#), "bad");
+        assert_eq!(error_detail("plain text\n"), "plain text");
+        assert_eq!(error_detail(""), "(no message)");
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        assert!(is_loopback("http://127.0.0.1:11434/v1"));
+        assert!(is_loopback("http://localhost:8080/v1"));
+        assert!(is_loopback("http://[::1]:8080/v1"));
+        assert!(!is_loopback("https://api.example.com/v1"));
+    }
+
+    #[test]
+    fn backoff_grows_and_honours_retry_after() {
+        let b = Backend::new(
+            "http://127.0.0.1:1/v1",
+            Some("sk-secret-123".into()),
+            BackendOptions::default(),
+        )
+        .unwrap();
+        let first = b.backoff(1, None);
+        assert!(first >= Duration::from_millis(250) && first < Duration::from_millis(750));
+        let second = b.backoff(2, None);
+        assert!(second >= Duration::from_millis(500) && second < Duration::from_millis(1500));
+        assert_eq!(b.backoff(1, Some(3)), Duration::from_secs(3));
+        assert_eq!(b.backoff(1, Some(3600)), Duration::from_secs(30));
+        let shown = format!("{b:?}");
+        assert!(
+            shown.contains("<set>") && !shown.contains("sk-secret"),
+            "{shown}"
+        );
+    }
+}

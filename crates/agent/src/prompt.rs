@@ -1,0 +1,176 @@
+//! What the model is told: a short system prompt carrying the spec's edit-format contract, one
+//! worked example and one worked repair (for a small model a demonstration beats a rule), the
+//! tool schemas, and — in the first user message — the task with the project's own
+//! instructions and the matched skills. The system prompt and the coding tools' schemas stay
+//! within [`PROMPT_TOKEN_BUDGET`] (cl100k tokens; a test counts them).
+
+use serde_json::{json, Value};
+use slmcode_aci::path::{Jail, RelPath};
+use slmcode_aci::Registry;
+
+/// The most tokens the system prompt and the coding tools' schemas may take together.
+pub const PROMPT_TOKEN_BUDGET: usize = 1400;
+
+/// Files whose text is the project's instructions to an agent, read in this order.
+pub const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md", ".slmcode/AGENTS.md"];
+
+/// The most characters of project instructions that reach the prompt (about 1,500 tokens).
+pub const MAX_INSTRUCTION_CHARS: usize = 6000;
+
+/// The system prompt.
+pub fn system_prompt() -> String {
+    r#"You are a coding agent. Change the project only through the tools, ONE tool call per turn. Paths are relative to the project root.
+
+Edit contract:
+1. ws_read a file before editing it; old_str must match it byte-for-byte, indentation included.
+2. The "42|" prefix ws_read shows is display only: never put it in old_str.
+3. Make old_str unique: add 2-3 surrounding lines when a short span repeats.
+4. ws_write creates new files; change existing files with ws_edit or ws_patch.
+5. When an edit fails, ws_read again and retry. Never rewrite the file with ws_write.
+
+Example: ws_read {"path":"calc.py"} shows
+     7|def total(xs):
+     8|    return sum(xs)
+ws_edit {"path":"calc.py","old_str":"def total(xs):\n    return sum(xs)","new_str":"def total(xs):\n    return sum(x for x in xs if x)"}
+
+Repair: ws_edit {"path":"calc.py","old_str":"     8|    return sum(xs)",...} is refused: "8|" is not in the file. Retry with "old_str":"    return sum(xs)".
+
+When done, or stuck, stop calling tools and reply with only:
+{"status":"done","summary":"what you changed","files_changed":["calc.py"],"notes":""}
+Use status "blocked", with the reason in notes, if you could not finish."#
+        .to_string()
+}
+
+/// The tools in the OpenAI `tools` format.
+pub fn tool_definitions(registry: &Registry) -> Vec<Value> {
+    registry
+        .specs()
+        .map(|s| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": s.name,
+                    "description": s.description,
+                    "parameters": s.schema(),
+                }
+            })
+        })
+        .collect()
+}
+
+/// The project's instructions to agents (AGENTS.md, CLAUDE.md, .slmcode/AGENTS.md), read
+/// through the jail and held to [`MAX_INSTRUCTION_CHARS`] in all.
+pub fn project_instructions(jail: &Jail) -> Option<String> {
+    let mut out = String::new();
+    for name in INSTRUCTION_FILES {
+        let Ok(path) = RelPath::parse(name, jail.root()) else {
+            continue;
+        };
+        let Ok(bytes) = slmcode_aci::mutation::read_all(jail, &path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let room = MAX_INSTRUCTION_CHARS.saturating_sub(out.chars().count());
+        if room < 200 {
+            out.push_str(&format!("\n[{name} not shown: the instructions budget is used up; ws_read {name} if you need it]\n"));
+            continue;
+        }
+        out.push_str(&format!("From {name}:\n"));
+        if text.chars().count() > room {
+            let cut: String = text.chars().take(room).collect();
+            out.push_str(&cut);
+            out.push_str(&format!(
+                "\n[{name} cut at {room} characters; ws_read {name} for the rest]\n"
+            ));
+        } else {
+            out.push_str(text);
+            out.push('\n');
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The first user message: the task, then the project's instructions and the skills.
+pub fn task_message(task: &str, instructions: Option<&str>, skills: Option<&str>) -> String {
+    let mut text = format!("Task: {}\n", task.trim());
+    if let Some(i) = instructions {
+        text.push_str("\nProject instructions:\n");
+        text.push_str(i.trim_end());
+        text.push('\n');
+    }
+    if let Some(s) = skills {
+        text.push('\n');
+        text.push_str(s.trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+/// The note added to a request when few turns are left.
+pub fn turns_left_warning(left: usize) -> String {
+    format!(
+        "You have {left} turn{} left. Finish the change now; if it is done, reply with the final JSON instead of another tool call.",
+        if left == 1 { "" } else { "s" }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_carries_the_contract_the_example_and_the_repair() {
+        let p = system_prompt();
+        for needle in [
+            "ONE tool call per turn",
+            "byte-for-byte",
+            "never put it in old_str",
+            "2-3 surrounding lines",
+            "Never rewrite the file with ws_write",
+            "Example:",
+            "Repair:",
+            "\"status\":\"done\"",
+        ] {
+            assert!(p.contains(needle), "{needle}");
+        }
+    }
+
+    #[test]
+    fn the_prompt_and_coding_schemas_fit_the_budget() {
+        let bpe = tiktoken_rs::cl100k_base().unwrap();
+        let tools = serde_json::to_string(&tool_definitions(&Registry::coding())).unwrap();
+        let n = bpe.encode_with_special_tokens(&system_prompt()).len()
+            + bpe.encode_with_special_tokens(&tools).len();
+        eprintln!("system prompt + coding schemas: {n} cl100k tokens");
+        assert!(
+            n <= PROMPT_TOKEN_BUDGET,
+            "system prompt + schemas = {n} tokens"
+        );
+    }
+
+    #[test]
+    fn instructions_are_read_in_order_and_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("AGENTS.md"),
+            "Run cargo test before you finish.\n",
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join(".slmcode")).unwrap();
+        std::fs::write(dir.path().join(".slmcode/AGENTS.md"), "x".repeat(10_000)).unwrap();
+        let jail = Jail::open(dir.path()).unwrap();
+        let text = project_instructions(&jail).unwrap();
+        assert!(text.starts_with("From AGENTS.md:\nRun cargo test"));
+        assert!(text.contains("[.slmcode/AGENTS.md cut at"), "{text}");
+        assert!(text.chars().count() < MAX_INSTRUCTION_CHARS + 300);
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(
+            project_instructions(&Jail::open(empty.path()).unwrap()),
+            None
+        );
+    }
+}
