@@ -4,7 +4,12 @@
 
 pub mod backend;
 pub mod blocking;
+pub mod find_models;
 pub mod mcp;
 pub mod prompt;
+pub mod run;
+pub mod skills;
 pub mod specialist;
+pub mod toolcall;
+pub mod trajectory;
 pub mod user_config;

@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use slmcode_aci::{tool_names, Registry};
 
+use crate::backend::Backend;
+use crate::find_models::FindModelsTool;
 use crate::mcp::call::McpCallTool;
 use crate::user_config::UserConfig;
 
 /// The meta-tools the specialist set adds to the coding set, in order.
-pub const META_TOOLS: &[&str] = &["mcp_call"];
+pub const META_TOOLS: &[&str] = &["find_models", "mcp_call"];
 
 /// The specialist tool names: the coding set, then the meta-tools.
 pub fn specialist_tool_names() -> Vec<&'static str> {
@@ -25,21 +27,30 @@ pub fn is_meta_tool(name: &str) -> bool {
     META_TOOLS.contains(&name)
 }
 
-/// The coding registry plus the meta-tools, configured from the user's config only. Starts
-/// (or dials) the configured MCP servers to learn their tools.
-pub fn specialist_registry(user: &UserConfig, root: &Path) -> std::io::Result<Registry> {
+/// The coding registry plus the meta-tools: find_models over `backend`, and mcp_call with the
+/// servers of the user's config only. Starts (or dials) those servers to learn their tools.
+pub fn specialist_registry(
+    user: &UserConfig,
+    root: &Path,
+    backend: Backend,
+) -> std::io::Result<Registry> {
+    let find_models = FindModelsTool::new(backend)?;
     let mcp_call = McpCallTool::connect(user.mcp_servers.clone(), root)?;
-    Ok(Registry::coding().with(Arc::new(mcp_call)))
+    Ok(Registry::coding()
+        .with(Arc::new(find_models))
+        .with(Arc::new(mcp_call)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::{BackendOptions, DEFAULT_ENDPOINT};
 
     #[test]
     fn the_registry_offers_exactly_the_specialist_names() {
         let dir = tempfile::tempdir().unwrap();
-        let registry = specialist_registry(&UserConfig::default(), dir.path()).unwrap();
+        let backend = Backend::new(DEFAULT_ENDPOINT, None, BackendOptions::default()).unwrap();
+        let registry = specialist_registry(&UserConfig::default(), dir.path(), backend).unwrap();
         assert_eq!(registry.names(), specialist_tool_names());
         assert!(is_meta_tool("mcp_call") && !is_meta_tool("ws_read"));
     }

@@ -1,6 +1,8 @@
-//! `slmcode`: the command line. `tool` runs one call, `session` runs many calls as JSON Lines
-//! with state carried between them, `tools` lists what a model is offered, `mcp` serves the
-//! tools to any MCP client.
+//! `slmcode`: the command line. `run` drives a local model through a task, `tool` runs one
+//! call, `session` runs many calls as JSON Lines with state carried between them, `tools`
+//! lists what a model is offered, `mcp` serves the tools to any MCP client.
+
+mod run;
 
 mod session;
 
@@ -30,6 +32,31 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Do a task with a local model: `slmcode run "add a --verbose flag"`. Progress goes to
+    /// stderr; the final answer is printed at the end (exit 0 done, 1 blocked, 2 error, 130
+    /// interrupted). Every request, reply and tool result is logged to .slmcode/runs/.
+    Run(run::RunArgs),
+    /// List the models the endpoint serves.
+    Models {
+        /// The model server's OpenAI-compatible base URL (default: SLMCODE_ENDPOINT, the
+        /// user's config, or Ollama at http://127.0.0.1:11434/v1).
+        #[arg(long)]
+        endpoint: Option<String>,
+        /// Only models whose name contains this.
+        #[arg(long)]
+        query: Option<String>,
+        /// How many to list.
+        #[arg(long, default_value_t = slmcode_agent::find_models::DEFAULT_LIMIT)]
+        limit: usize,
+    },
+    /// Past runs of `slmcode run`: list them, or show one as a transcript.
+    Runs {
+        #[command(subcommand)]
+        action: RunsAction,
+        /// Project root (default: the current directory).
+        #[arg(long, global = true)]
+        root: Option<PathBuf>,
+    },
     /// Run one tool call and print exactly what a model would see (exit 1 when it is an error).
     /// A specialist tool (mcp_call) is reached with the servers of the user's config.
     Tool {
@@ -99,6 +126,14 @@ enum Command {
 }
 
 #[derive(Subcommand)]
+enum RunsAction {
+    /// One line per run, oldest first: id, status, turns, task.
+    List,
+    /// One run as a readable transcript.
+    Show { id: String },
+}
+
+#[derive(Subcommand)]
 enum PendingAction {
     /// List staged changes, oldest first.
     List,
@@ -138,7 +173,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 format!("the arguments are not valid JSON: {args}\n  e.g. slmcode tool ws_read '{{\"path\":\"src/main.rs\"}}'")
             })?;
             let mut ws = open_workspace(root)?;
-            let registry = registry(specialist::is_meta_tool(&name), ws.jail.root())?;
+            let registry = registry(specialist::is_meta_tool(&name), ws.jail.root(), None)?;
             let result = registry.call(&mut ws, &name, &args);
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", result.text)?;
@@ -151,7 +186,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Session { root, specialist } => {
             let mut ws = open_workspace(root)?;
             session::run(
-                &registry(specialist, ws.jail.root())?,
+                &registry(specialist, ws.jail.root(), None)?,
                 &mut ws,
                 std::io::stdin().lock(),
                 std::io::stdout().lock(),
@@ -222,7 +257,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let registry = if specialist {
                 let root = project_root(root)?;
-                registry(true, &root)?
+                registry(true, &root, None)?
             } else {
                 Registry::coding()
             };
@@ -234,16 +269,41 @@ fn run(cli: Cli) -> Result<ExitCode> {
             http,
             allow_remote,
         } => serve_mcp(root, http, allow_remote),
+        Command::Run(args) => {
+            let ws = open_workspace(args.root.clone())?;
+            run::run(args, ws)
+        }
+        Command::Models {
+            endpoint,
+            query,
+            limit,
+        } => run::models(endpoint.as_deref(), query.as_deref(), limit),
+        Command::Runs { action, root } => {
+            let ws = open_workspace(root)?;
+            let result = match action {
+                RunsAction::List => slmcode_agent::trajectory::list(&ws.jail).map(|l| {
+                    if l.is_empty() {
+                        "no runs yet".to_string()
+                    } else {
+                        l.join("\n")
+                    }
+                }),
+                RunsAction::Show { id } => slmcode_agent::trajectory::show(&ws.jail, &id),
+            };
+            report("slmcode runs", result)
+        }
     }
 }
 
-/// The coding registry, or the specialist one with the user's MCP servers.
-fn registry(specialist: bool, root: &Path) -> Result<Registry> {
+/// The coding registry, or the specialist one with the user's MCP servers and endpoint.
+fn registry(specialist: bool, root: &Path, endpoint: Option<&str>) -> Result<Registry> {
     if !specialist {
         return Ok(Registry::coding());
     }
     let user = UserConfig::load()?;
-    specialist::specialist_registry(&user, root).context("cannot start the mcp_call client")
+    let backend = run::backend(endpoint, &user, true)?;
+    specialist::specialist_registry(&user, root, backend)
+        .context("cannot start the specialist tools")
 }
 
 /// `slmcode mcp`: stdio by default, streamable HTTP with --http. Logs (rmcp's included) go to

@@ -1,0 +1,250 @@
+//! `slmcode run` and `slmcode models`: where the settings come together (flags, environment,
+//! the project's and the user's config), progress is shown on stderr, and Ctrl-C stops a run
+//! cleanly.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use slmcode_aci::{Registry, Workspace};
+use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, DEFAULT_ENDPOINT};
+use slmcode_agent::run::{Agent, Event, RunSettings};
+use slmcode_agent::skills::{self, SkillTool};
+use slmcode_agent::user_config::{self, UserConfig};
+use tokio_util::sync::CancellationToken;
+
+/// The arguments of `slmcode run`.
+#[derive(clap::Args, Clone)]
+pub struct RunArgs {
+    /// What to do, in plain words.
+    pub task: String,
+    /// Project root (default: the current directory).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// The model server's OpenAI-compatible base URL (default: SLMCODE_ENDPOINT, the user's
+    /// config, or Ollama at http://127.0.0.1:11434/v1).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// The model to ask for (default: SLMCODE_MODEL, the configs, or the server's first).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The most turns the run may take (default: max_turns in the config, 30).
+    #[arg(long)]
+    pub max_turns: Option<usize>,
+    /// Print the final answer as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Ask for whole replies instead of streamed ones.
+    #[arg(long)]
+    pub no_stream: bool,
+}
+
+/// The backend for an endpoint: the flag, else SLMCODE_ENDPOINT, else the user's config, else
+/// Ollama's default. The API key comes from the variable the user's config names.
+pub fn backend(flag: Option<&str>, user: &UserConfig, stream: bool) -> Result<Backend> {
+    let endpoint = flag
+        .map(str::to_string)
+        .or_else(|| {
+            std::env::var("SLMCODE_ENDPOINT")
+                .ok()
+                .filter(|e| !e.trim().is_empty())
+        })
+        .or_else(|| user.endpoint.clone())
+        .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+    if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+        bail!("the endpoint `{endpoint}` must start with http:// or https:// (e.g. {DEFAULT_ENDPOINT})");
+    }
+    let api_key = match &user.api_key_env {
+        Some(var) => match std::env::var(var) {
+            Ok(k) if !k.is_empty() => Some(k),
+            _ => {
+                eprintln!("slmcode: warning: api_key_env names {var}, which is not set; sending no API key");
+                None
+            }
+        },
+        None => None,
+    };
+    let mut options = BackendOptions {
+        stream,
+        ..BackendOptions::default()
+    };
+    if let Some(ms) = std::env::var("SLMCODE_RETRY_BASE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        options.retry_base = Duration::from_millis(ms);
+    }
+    Ok(Backend::new(&endpoint, api_key, options)?)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// `slmcode models`.
+pub fn models(endpoint: Option<&str>, query: Option<&str>, limit: usize) -> Result<ExitCode> {
+    let user = UserConfig::load()?;
+    let backend = backend(endpoint, &user, true)?;
+    let listed = runtime()?.block_on(backend.models())?;
+    let text =
+        slmcode_agent::find_models::describe(&listed, query, limit.max(1), backend.endpoint());
+    writeln!(std::io::stdout().lock(), "{text}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `slmcode run`.
+pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
+    let user = UserConfig::load()?;
+    let backend = backend(args.endpoint.as_deref(), &user, !args.no_stream)?;
+    let runtime = runtime()?;
+    // Is anyone there, and with which models? One clear error if not.
+    let listed = runtime.block_on(backend.models())?;
+    let model = choose_model(&args, &ws, &user, &listed)?;
+    let context_window = if ws.config.is_set("context_window") {
+        ws.config.context_window
+    } else {
+        listed
+            .iter()
+            .find(|m| m.id == model)
+            .and_then(|m| m.context)
+            .map_or(ws.config.context_window, |c| c as usize)
+    };
+    let max_turns = args.max_turns.unwrap_or(ws.config.max_turns).max(1);
+    let mut warnings = Vec::new();
+    let user_skills = user_config::config_dir().map(|d| d.join("skills"));
+    let skill_list = skills::load(&ws.jail, user_skills.as_deref(), &mut warnings);
+    for w in warnings {
+        eprintln!("slmcode: warning: skill {w}");
+    }
+    let skills_text = skills::render(&skill_list, &args.task);
+    let mut registry = Registry::coding();
+    if !skill_list.is_empty() {
+        registry = registry.with(Arc::new(SkillTool::new(skill_list)));
+    }
+    let settings = RunSettings {
+        task: args.task.clone(),
+        model: model.clone(),
+        max_turns,
+        max_tokens: u32::try_from(ws.config.max_tokens).unwrap_or(u32::MAX),
+        temperature: None,
+        context_window,
+    };
+    let endpoint = backend.endpoint().to_string();
+    let agent = Agent::new(
+        backend,
+        Arc::new(registry),
+        Arc::new(Mutex::new(ws)),
+        settings,
+        skills_text,
+        Box::new(progress),
+    );
+    let run_id = agent.trajectory().id.clone();
+    let log = agent.trajectory().path.to_string();
+    eprintln!("slmcode run {run_id} · {model} at {endpoint} · up to {max_turns} turns");
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let outcome = runtime.block_on(async move {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.cancel();
+            }
+        });
+        agent.run(cancel).await
+    })?;
+    let answer = &outcome.answer;
+    let files = if answer.files_changed.is_empty() {
+        "no files changed".to_string()
+    } else {
+        format!(
+            "{} file(s) changed: {}",
+            answer.files_changed.len(),
+            answer.files_changed.join(", ")
+        )
+    };
+    eprintln!(
+        "\n{} · {files} · {} turn(s) · {:.1} s\n{}\ntrajectory: {log}",
+        answer.status,
+        outcome.turns,
+        outcome.elapsed.as_secs_f64(),
+        answer.summary.trim()
+    );
+    if answer.status == "interrupted" {
+        eprintln!("stopped; what the run did is in {log} (slmcode runs show {run_id})");
+    }
+    if args.json {
+        writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            serde_json::to_string(answer)?
+        )?;
+    }
+    Ok(match answer.status.as_str() {
+        "done" => ExitCode::SUCCESS,
+        "interrupted" => ExitCode::from(130),
+        _ => ExitCode::from(1),
+    })
+}
+
+/// The flag, else SLMCODE_MODEL or the project's config, else the user's config, else the
+/// server's first model.
+fn choose_model(
+    args: &RunArgs,
+    ws: &Workspace,
+    user: &UserConfig,
+    listed: &[ModelInfo],
+) -> Result<String> {
+    let chosen = args
+        .model
+        .clone()
+        .or_else(|| ws.config.model.clone())
+        .or_else(|| user.model.clone());
+    match chosen {
+        Some(m) => {
+            if !listed.is_empty() && !listed.iter().any(|x| x.id == m) {
+                let names: Vec<&str> = listed.iter().take(8).map(|x| x.id.as_str()).collect();
+                eprintln!(
+                    "slmcode: warning: the server does not list the model {m} (it lists: {}); asking for it anyway",
+                    names.join(", ")
+                );
+            }
+            Ok(m)
+        }
+        None => match listed.first() {
+            Some(first) => Ok(first.id.clone()),
+            None => bail!(
+                "the server lists no models. Pull one (e.g. `ollama pull qwen2.5-coder:7b`) or name one with --model"
+            ),
+        },
+    }
+}
+
+/// Progress on stderr: the turn, the call in one line, the first line of its result, tokens.
+fn progress(event: &Event) {
+    let mut err = std::io::stderr().lock();
+    let _ = match event {
+        Event::Turn { number, max } => write!(err, "turn {number}/{max}"),
+        Event::Reply {
+            tokens,
+            tokens_per_sec,
+            ..
+        } => writeln!(err, "  · {tokens} tok, {tokens_per_sec:.1} tok/s"),
+        Event::Call { line } => writeln!(err, "  → {line}"),
+        Event::Result {
+            first_line,
+            is_error,
+        } => writeln!(
+            err,
+            "  {} {}",
+            if *is_error { "✗" } else { "✓" },
+            first_line.chars().take(120).collect::<String>()
+        ),
+        Event::Note(n) => writeln!(err, "  [{n}]"),
+        Event::Warning(w) => writeln!(err, "slmcode: warning: {w}"),
+    };
+}

@@ -1,0 +1,240 @@
+//! A real HTTP server, in the test, that speaks the OpenAI chat-completions protocol (whole
+//! JSON replies and SSE streams) and replays scripted model replies in order. It records every
+//! request it got, so tests can check what the harness sent.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+/// One scripted reply of the model.
+#[derive(Clone, Debug)]
+pub enum Scripted {
+    /// Plain text content (a text-format tool call, or the final answer).
+    Text(String),
+    /// Native tool calls: (name, arguments as the model wrote them), with optional content.
+    Calls(String, Vec<(String, String)>),
+    /// Text cut off by max_tokens (finish_reason "length").
+    Truncated(String),
+    /// An HTTP error status with a body; it does not use up the next scripted reply.
+    Status(u16, String),
+    /// Text with a usage block that claims this many prompt tokens.
+    TextWithPromptTokens(String, u64),
+    /// The same reply, sent after a delay (milliseconds).
+    Slow(u64, Box<Scripted>),
+}
+
+impl Scripted {
+    pub fn text(t: impl Into<String>) -> Scripted {
+        Scripted::Text(t.into())
+    }
+    pub fn call(name: &str, args: Value) -> Scripted {
+        Scripted::Calls(String::new(), vec![(name.into(), args.to_string())])
+    }
+    pub fn final_done(summary: &str) -> Scripted {
+        Scripted::Text(
+            json!({"status": "done", "summary": summary, "files_changed": [], "notes": ""})
+                .to_string(),
+        )
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    script: VecDeque<Scripted>,
+    requests: Vec<Value>,
+    auth: Vec<Option<String>>,
+    models: Vec<Value>,
+}
+
+/// The running server; stops when dropped (with the test).
+pub struct FakeModel {
+    pub url: String,
+    shared: Arc<Mutex<Shared>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeModel {
+    pub fn start(script: Vec<Scripted>) -> FakeModel {
+        FakeModel::with_models(script, vec![json!({"id": "test-model", "object": "model"})])
+    }
+
+    pub fn with_models(script: Vec<Scripted>, models: Vec<Value>) -> FakeModel {
+        let shared = Arc::new(Mutex::new(Shared {
+            script: script.into(),
+            models,
+            ..Shared::default()
+        }));
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel::<SocketAddr>();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let state = shared.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let app = Router::new()
+                    .route("/v1/models", get(list_models))
+                    .route("/v1/chat/completions", post(chat))
+                    .with_state(state);
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                addr_tx
+                    .send(listener.local_addr().expect("addr"))
+                    .expect("send addr");
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stop_rx.await;
+                    })
+                    .await
+                    .expect("serve");
+            });
+        });
+        let addr = addr_rx.recv().expect("server address");
+        FakeModel {
+            url: format!("http://{addr}/v1"),
+            shared,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Every chat request body received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.shared.lock().unwrap().requests.clone()
+    }
+
+    /// The Authorization header of each chat request.
+    pub fn auth_headers(&self) -> Vec<Option<String>> {
+        self.shared.lock().unwrap().auth.clone()
+    }
+
+    /// Scripted replies not used.
+    pub fn left(&self) -> usize {
+        self.shared.lock().unwrap().script.len()
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn list_models(State(shared): State<Arc<Mutex<Shared>>>) -> Json<Value> {
+    let models = shared.lock().unwrap().models.clone();
+    Json(json!({"object": "list", "data": models}))
+}
+
+async fn chat(
+    State(shared): State<Arc<Mutex<Shared>>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let next = {
+        let mut s = shared.lock().unwrap();
+        s.requests.push(body.clone());
+        s.auth.push(
+            headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+        );
+        s.script.pop_front()
+    };
+    let Some(mut next) = next else {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the test script has no more replies",
+        )
+            .into_response();
+    };
+    while let Scripted::Slow(ms, inner) = next {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        next = *inner;
+    }
+    let (content, calls, finish, prompt_tokens) = match next {
+        Scripted::Status(code, text) => {
+            return (StatusCode::from_u16(code).unwrap(), text).into_response();
+        }
+        Scripted::Text(t) => (t, vec![], "stop", 50),
+        Scripted::TextWithPromptTokens(t, n) => (t, vec![], "stop", n),
+        Scripted::Calls(t, c) => (t, c, "tool_calls", 50),
+        Scripted::Truncated(t) => (t, vec![], "length", 50),
+        Scripted::Slow(..) => unreachable!("unwrapped above"),
+    };
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20});
+    if body["stream"] == json!(true) {
+        let mut events = Vec::new();
+        let chunk = |delta: Value, finish: Option<&str>| {
+            json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        };
+        events.push(chunk(json!({"role": "assistant", "content": ""}), None));
+        // Content in several pieces, split on char boundaries.
+        let chars: Vec<char> = content.chars().collect();
+        for piece in chars.chunks(7) {
+            events.push(chunk(
+                json!({"content": piece.iter().collect::<String>()}),
+                None,
+            ));
+        }
+        for (i, (name, args)) in calls.iter().enumerate() {
+            events.push(chunk(
+                json!({"tool_calls": [{"index": i, "id": format!("call_{i}"), "type": "function",
+                                       "function": {"name": name, "arguments": ""}}]}),
+                None,
+            ));
+            let mid = args
+                .char_indices()
+                .nth(args.chars().count() / 2)
+                .map_or(0, |(b, _)| b);
+            for part in [&args[..mid], &args[mid..]] {
+                events.push(chunk(
+                    json!({"tool_calls": [{"index": i, "function": {"arguments": part}}]}),
+                    None,
+                ));
+            }
+        }
+        events.push(chunk(json!({}), Some(finish)));
+        events.push(
+            json!({"id": "c1", "object": "chat.completion.chunk", "choices": [], "usage": usage}),
+        );
+        let mut text = String::new();
+        for e in events {
+            text.push_str(&format!("data: {e}\n\n"));
+        }
+        text.push_str("data: [DONE]\n\n");
+        return ([("content-type", "text/event-stream")], text).into_response();
+    }
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (n, a))| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": n, "arguments": a}}))
+        .collect();
+    let mut message = json!({"role": "assistant", "content": content});
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = Value::Array(tool_calls);
+    }
+    Json(json!({
+        "id": "c1", "object": "chat.completion", "model": "test-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage,
+    }))
+    .into_response()
+}
