@@ -57,13 +57,15 @@ pub fn describe(models: &[ModelInfo], query: Option<&str>, limit: usize, endpoin
             }
         })
         .collect();
+    let plural = |n: usize| if n == 1 { "model" } else { "models" };
     let what = match &q {
         Some(q) => format!(
-            "{} of {} models match \"{q}\"",
+            "{} of {} {} match \"{q}\"",
             matching.len(),
-            models.len()
+            models.len(),
+            plural(models.len())
         ),
-        None => format!("{} models", models.len()),
+        None => format!("{} {}", models.len(), plural(models.len())),
     };
     if matching.len() > limit {
         lines.push(format!(

@@ -52,6 +52,8 @@ struct Shared {
     requests: Vec<Value>,
     auth: Vec<Option<String>>,
     models: Vec<Value>,
+    /// What Ollama's /api/tags lists (empty: the route answers with no models).
+    tags: Vec<Value>,
 }
 
 /// The running server; stops when dropped (with the test).
@@ -84,6 +86,7 @@ impl FakeModel {
             rt.block_on(async move {
                 let app = Router::new()
                     .route("/v1/models", get(list_models))
+                    .route("/api/tags", get(list_tags))
                     .route("/v1/chat/completions", post(chat))
                     .with_state(state);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -107,6 +110,12 @@ impl FakeModel {
             stop: Some(stop_tx),
             thread: Some(thread),
         }
+    }
+
+    /// Serves these entries at Ollama's `/api/tags` too.
+    pub fn with_ollama_tags(self, tags: Vec<Value>) -> FakeModel {
+        self.shared.lock().unwrap().tags = tags;
+        self
     }
 
     /// Every chat request body received, in order.
@@ -139,6 +148,11 @@ impl Drop for FakeModel {
 async fn list_models(State(shared): State<Arc<Mutex<Shared>>>) -> Json<Value> {
     let models = shared.lock().unwrap().models.clone();
     Json(json!({"object": "list", "data": models}))
+}
+
+async fn list_tags(State(shared): State<Arc<Mutex<Shared>>>) -> Json<Value> {
+    let tags = shared.lock().unwrap().tags.clone();
+    Json(json!({"models": tags}))
 }
 
 async fn chat(
