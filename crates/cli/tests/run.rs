@@ -47,6 +47,27 @@ fn run(p: &Project, model: &FakeModel, task: &str) -> Ran {
 const APP: &str = "def total(xs):\n    return sum(xs)\n";
 const APP_FIXED: &str = "def total(xs):\n    return sum(x for x in xs if x is not None)\n";
 
+/// app.py holds the fixed code.
+fn assert_fixed(p: &Project) {
+    assert_eq!(
+        std::fs::read_to_string(p.path("app.py")).unwrap(),
+        APP_FIXED
+    );
+}
+
+/// The model reads app.py.
+fn read_app() -> Scripted {
+    Scripted::call("ws_read", json!({"path": "app.py"}))
+}
+
+/// The model makes the edit that turns APP into APP_FIXED.
+fn fix_app() -> Scripted {
+    Scripted::call(
+        "ws_edit",
+        json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None)"}),
+    )
+}
+
 /// The text of the message the harness sent back after call number `n` (1-based), found in
 /// the request that followed it.
 fn result_sent(model: &FakeModel, n: usize) -> String {
@@ -72,11 +93,8 @@ fn a_task_solved_with_native_calls() {
     let p = Project::new();
     p.write("app.py", APP);
     let model = FakeModel::start(vec![
-        Scripted::call("ws_read", json!({"path": "app.py"})),
-        Scripted::call(
-            "ws_edit",
-            json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None)"}),
-        ),
+        read_app(),
+        fix_app(),
         Scripted::Text(
             "Done.\n{\"status\":\"done\",\"summary\":\"total skips None\",\"files_changed\":[\"app.py\"],\"notes\":\"\"}".into(),
         ),
@@ -84,10 +102,7 @@ fn a_task_solved_with_native_calls() {
     let r = run(&p, &model, "make total skip None");
     assert_done(&r, &["app.py"]);
     assert_eq!(r.answer["summary"], "total skips None");
-    assert_eq!(
-        std::fs::read_to_string(p.path("app.py")).unwrap(),
-        APP_FIXED
-    );
+    assert_fixed(&p);
     // The tools, the system prompt and the streamed protocol were used.
     let first = &model.requests()[0];
     assert_eq!(first["stream"], true);
@@ -217,7 +232,7 @@ fn a_repeated_call_is_caught_by_the_loop_guard() {
     p.write("app.py", APP);
     let miss = json!({"path": "app.py", "old_str": "return product(xs)", "new_str": "return 0"});
     let model = FakeModel::start(vec![
-        Scripted::call("ws_read", json!({"path": "app.py"})),
+        read_app(),
         Scripted::call("ws_edit", miss.clone()),
         Scripted::call("ws_edit", miss),
         Scripted::Text(json!({"status": "blocked", "summary": "could not find it", "files_changed": [], "notes": "no product()"}).to_string()),
@@ -244,7 +259,7 @@ fn a_drifted_edit_lands_with_its_rung_note() {
     let p = Project::new();
     p.write("app.py", APP);
     let model = FakeModel::start(vec![
-        Scripted::call("ws_read", json!({"path": "app.py"})),
+        read_app(),
         // The model lost the indentation of the body it copied, in old_str and new_str.
         Scripted::call(
             "ws_edit",
@@ -254,10 +269,7 @@ fn a_drifted_edit_lands_with_its_rung_note() {
     ]);
     let r = run(&p, &model, "make total skip None");
     assert_done(&r, &["app.py"]);
-    assert_eq!(
-        std::fs::read_to_string(p.path("app.py")).unwrap(),
-        APP_FIXED
-    );
+    assert_fixed(&p);
     let sent = result_sent(&model, 2);
     assert!(sent.contains("edited app.py (1 replacement(s))"), "{sent}");
     assert!(
@@ -271,15 +283,12 @@ fn a_reverted_edit_is_then_fixed() {
     let p = Project::new();
     p.write("app.py", APP);
     let model = FakeModel::start(vec![
-        Scripted::call("ws_read", json!({"path": "app.py"})),
+        read_app(),
         Scripted::call(
             "ws_edit",
             json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None"}),
         ),
-        Scripted::call(
-            "ws_edit",
-            json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None)"}),
-        ),
+        fix_app(),
         Scripted::final_done("fixed after a revert"),
     ]);
     let r = run(&p, &model, "make total skip None");
@@ -289,10 +298,7 @@ fn a_reverted_edit_is_then_fixed() {
         "{}",
         result_sent(&model, 2)
     );
-    assert_eq!(
-        std::fs::read_to_string(p.path("app.py")).unwrap(),
-        APP_FIXED
-    );
+    assert_fixed(&p);
 }
 
 #[test]
@@ -301,8 +307,8 @@ fn a_truncated_reply_asks_for_a_shorter_call() {
     p.write("app.py", APP);
     let model = FakeModel::start(vec![
         Scripted::Truncated("<tool_call>\n{\"name\": \"ws_write\", \"arguments\": {\"path\": \"app.py\", \"content\": \"def total(xs):\\n    return".into()),
-        Scripted::call("ws_read", json!({"path": "app.py"})),
-        Scripted::call("ws_edit", json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None)"})),
+        read_app(),
+        fix_app(),
         Scripted::final_done("fixed"),
     ]);
     let r = run(&p, &model, "make total skip None");
@@ -312,10 +318,7 @@ fn a_truncated_reply_asks_for_a_shorter_call() {
         sent.contains("cut off at max_tokens (4096 tokens)") && sent.contains("nothing ran"),
         "{sent}"
     );
-    assert_eq!(
-        std::fs::read_to_string(p.path("app.py")).unwrap(),
-        APP_FIXED
-    );
+    assert_fixed(&p);
 }
 
 #[test]
@@ -323,8 +326,8 @@ fn a_run_that_ends_on_a_tool_call_gets_one_steering_turn() {
     let p = Project::new();
     p.write("app.py", APP);
     let model = FakeModel::start(vec![
-        Scripted::call("ws_read", json!({"path": "app.py"})),
-        Scripted::call("ws_edit", json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None)"})),
+        read_app(),
+        fix_app(),
         Scripted::Text(json!({"status": "done", "summary": "edited in time", "files_changed": ["app.py"], "notes": ""}).to_string()),
     ]);
     let r = run_with(
