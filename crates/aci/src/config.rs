@@ -71,6 +71,10 @@ pub struct Config {
     pub max_turns: usize,
     /// The most tokens one model reply may take.
     pub max_tokens: usize,
+    /// The model server's base URL (user-only: a repository must not choose where prompts go).
+    pub endpoint: Option<String>,
+    /// The environment variable holding the endpoint's API key (user-only; never the key).
+    pub api_key_env: Option<String>,
     /// Where each key that is not at its default was set (the file, or the variable).
     pub origins: std::collections::BTreeMap<&'static str, String>,
 }
@@ -105,6 +109,8 @@ impl Default for Config {
             model: None,
             max_turns: 30,
             max_tokens: 4096,
+            endpoint: None,
+            api_key_env: None,
             origins: std::collections::BTreeMap::new(),
         }
     }
@@ -225,6 +231,14 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "endpoint",
+        slot: Slot::Text(|c| &mut c.endpoint),
+    },
+    Key {
+        name: "api_key_env",
+        slot: Slot::Text(|c| &mut c.api_key_env),
+    },
+    Key {
         name: "max_tokens",
         slot: Slot::Count {
             min: 64,
@@ -235,6 +249,32 @@ const KEYS: &[Key] = &[
 ];
 
 impl Key {
+    /// The key's current value, as a config file would write it.
+    fn show(&self, config: &Config) -> String {
+        let mut c = config.clone();
+        match &self.slot {
+            Slot::Count { field, .. } => field(&mut c).to_string(),
+            Slot::Flag(field) => field(&mut c).to_string(),
+            Slot::Mode => match c.permission_mode {
+                PermissionMode::Auto => "auto",
+                PermissionMode::DryRun => "dry-run",
+                PermissionMode::Review => "review",
+            }
+            .into(),
+            Slot::ShellPermission => match c.shell_permission {
+                ShellPermission::Allow => "allow",
+                ShellPermission::Ask => "ask",
+                ShellPermission::Deny => "deny",
+            }
+            .into(),
+            Slot::Sandbox => if c.sandbox { "auto" } else { "off" }.into(),
+            Slot::Text(field) => field(&mut c).clone().unwrap_or_else(|| "(none)".into()),
+            Slot::Strings(field) | Slot::Globs(field) => {
+                serde_json::to_string(field(&mut c)).unwrap_or_default()
+            }
+        }
+    }
+
     /// Sets this key from a YAML value; environment values arrive as strings and are read the
     /// same way.
     fn apply(
@@ -334,12 +374,12 @@ impl Key {
 pub enum ConfigError {
     #[error("{CONFIG_PATH}: {0}")]
     Path(#[from] PathError),
-    #[error("{CONFIG_PATH} could not be read: {0}")]
-    Read(std::io::Error),
-    #[error("{CONFIG_PATH} is not valid YAML: {0}")]
-    Yaml(String),
-    #[error("{CONFIG_PATH} must be a mapping of keys to values (e.g. \"max_tool_chars: 8000\")")]
-    NotAMapping,
+    #[error("{0} could not be read: {1}")]
+    Read(String, std::io::Error),
+    #[error("{0} is not valid YAML: {1}")]
+    Yaml(String, String),
+    #[error("{0} must be a mapping of keys to values (e.g. \"max_tool_chars: 8000\")")]
+    NotAMapping(String),
     #[error("{source_name}: {key} must be {expected}, got {got}")]
     Value {
         source_name: String,
@@ -367,8 +407,26 @@ fn string_list(value: &serde_json::Value) -> Option<Vec<String>> {
     }
 }
 
-/// Keys a project's own config may not set; only the user's config is trusted with them.
-pub const USER_ONLY_KEYS: &[&str] = &["mcp_servers", "endpoint", "api_key_env"];
+/// Keys a project's own config may not set; only the user's config is trusted with them:
+/// programs to start (`mcp_servers`, `shell_allow`) and where prompts and the key go.
+pub const USER_ONLY_KEYS: &[&str] = &["mcp_servers", "endpoint", "api_key_env", "shell_allow"];
+
+/// Which file a config text came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    /// The user's own `~/.config/slmcode/config.yaml`: trusted with every key.
+    User,
+    /// A project's `.slmcode/config.yaml`: everything but [`USER_ONLY_KEYS`].
+    Project,
+}
+
+/// One config file: its layer, the path shown in messages, and its text.
+#[derive(Clone, Debug)]
+pub struct ConfigFile {
+    pub layer: Layer,
+    pub source: String,
+    pub text: String,
+}
 
 impl Config {
     /// The names of every key this version understands.
@@ -376,52 +434,107 @@ impl Config {
         KEYS.iter().map(|k| k.name).collect()
     }
 
-    /// Loads the project's config through the jail, then applies `env` overrides
-    /// (`SLMCODE_MAX_TOOL_CHARS=…`). Returns the config and any warnings for the user.
+    /// The effective config: built-in defaults < the user's file < the project's
+    /// `.slmcode/config.yaml` (read through the jail; user-only keys ignored with a warning) <
+    /// `SLMCODE_<KEY>` variables. Flags go on top with [`Config::apply_flag`]. Returns the
+    /// config and any warnings for the user.
     pub fn load(
         jail: &Jail,
+        user: Option<&ConfigFile>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<(Config, Vec<String>), ConfigError> {
         let mut config = Config::default();
         let mut warnings = Vec::new();
+        if let Some(file) = user {
+            config.apply_file(file, &mut warnings)?;
+        }
         if let Some(text) = read_project_file(jail)? {
-            config.apply_yaml(&text, &mut warnings)?;
+            let project = ConfigFile {
+                layer: Layer::Project,
+                source: CONFIG_PATH.into(),
+                text,
+            };
+            config.apply_file(&project, &mut warnings)?;
         }
         config.apply_env(env)?;
         Ok((config, warnings))
     }
 
-    /// Applies the YAML text of a config file.
+    /// Applies the YAML text of the project's config file.
     pub fn apply_yaml(
         &mut self,
         text: &str,
         warnings: &mut Vec<String>,
     ) -> Result<(), ConfigError> {
-        if text.trim().is_empty() {
+        let file = ConfigFile {
+            layer: Layer::Project,
+            source: CONFIG_PATH.into(),
+            text: text.into(),
+        };
+        self.apply_file(&file, warnings)
+    }
+
+    /// Applies one config file of either layer.
+    pub fn apply_file(
+        &mut self,
+        file: &ConfigFile,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), ConfigError> {
+        let source = file.source.as_str();
+        if file.text.trim().is_empty() {
             return Ok(());
         }
-        let value: serde_json::Value =
-            serde_saphyr::from_str(text).map_err(|e| ConfigError::Yaml(e.to_string()))?;
+        let value: serde_json::Value = serde_saphyr::from_str(&file.text)
+            .map_err(|e| ConfigError::Yaml(source.into(), e.to_string()))?;
         let map: BTreeMap<String, serde_json::Value> = match value {
             serde_json::Value::Null => return Ok(()),
             serde_json::Value::Object(m) => m.into_iter().collect(),
-            _ => return Err(ConfigError::NotAMapping),
+            _ => return Err(ConfigError::NotAMapping(source.into())),
         };
         for (name, value) in map {
-            match KEYS.iter().find(|k| k.name == name) {
-                Some(key) => key.apply(self, &value, CONFIG_PATH)?,
-                None if USER_ONLY_KEYS.contains(&name.as_str()) => warnings.push(format!(
-                    "{CONFIG_PATH}: `{name}` is ignored here: it is read only from the user's config \
+            let user_only = USER_ONLY_KEYS.contains(&name.as_str());
+            if user_only && file.layer == Layer::Project {
+                warnings.push(format!(
+                    "{source}: `{name}` is ignored here: it is read only from the user's config \
                      (~/.config/slmcode/config.yaml), because a repository must not choose the \
                      programs its model may run, nor where your prompts and API key are sent"
-                )),
+                ));
+                continue;
+            }
+            match KEYS.iter().find(|k| k.name == name) {
+                Some(key) => key.apply(self, &value, source)?,
+                // Read by the harness from the same file (the MCP servers).
+                None if user_only => {}
                 None => warnings.push(format!(
-                    "{CONFIG_PATH}: unknown key `{name}` is ignored (known keys: {})",
+                    "{source}: unknown key `{name}` is ignored (known keys: {})",
                     Config::known_keys().join(", ")
                 )),
             }
         }
         Ok(())
+    }
+
+    /// Applies a command-line flag, the top layer (`source` is the flag as typed).
+    pub fn apply_flag(&mut self, key: &str, value: &str, source: &str) -> Result<(), ConfigError> {
+        match KEYS.iter().find(|k| k.name == key) {
+            Some(k) => k.apply(self, &serde_json::Value::String(value.into()), source),
+            None => Ok(()),
+        }
+    }
+
+    /// Every key with its effective value and where it came from (`default` when nothing set
+    /// it), for `slmcode config show`.
+    pub fn show(&self) -> Vec<(&'static str, String, String)> {
+        KEYS.iter()
+            .map(|k| {
+                let origin = self
+                    .origins
+                    .get(k.name)
+                    .cloned()
+                    .unwrap_or_else(|| "default".into());
+                (k.name, k.show(self), origin)
+            })
+            .collect()
     }
 
     /// Applies `SLMCODE_<KEY>` overrides; other variables are left alone, since the harness
@@ -462,7 +575,8 @@ fn read_project_file(jail: &Jail) -> Result<Option<String>, ConfigError> {
         Err(e) => return Err(e.into()),
     };
     let mut text = String::new();
-    std::io::Read::read_to_string(&mut file, &mut text).map_err(ConfigError::Read)?;
+    std::io::Read::read_to_string(&mut file, &mut text)
+        .map_err(|e| ConfigError::Read(CONFIG_PATH.into(), e))?;
     Ok(Some(text))
 }
 
@@ -506,11 +620,11 @@ mod tests {
         assert!(e.contains("read_window_lines"), "{e}");
         assert!(matches!(
             c.apply_yaml("- a\n- b\n", &mut Vec::new()),
-            Err(ConfigError::NotAMapping)
+            Err(ConfigError::NotAMapping(_))
         ));
         assert!(matches!(
             c.apply_yaml("a: [\n", &mut Vec::new()),
-            Err(ConfigError::Yaml(_))
+            Err(ConfigError::Yaml(..))
         ));
     }
 

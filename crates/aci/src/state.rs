@@ -55,6 +55,13 @@ pub fn append(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError
     file.write_all(bytes).map_err(|e| fail(&e))
 }
 
+/// Writes a file meant to be shared and committed (`slmcode init`'s config): 0644.
+pub fn write_shared(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
+    jail.create_dir_all(&path.parent())?;
+    mutation::atomic_replace(jail, path, bytes, 0o644)
+        .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
+}
+
 /// Writes a record as pretty JSON.
 pub fn write_json(jail: &Jail, path: &RelPath, value: &impl Serialize) -> Result<(), ToolError> {
     let json = serde_json::to_vec_pretty(value)

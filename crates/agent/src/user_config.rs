@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use slmcode_aci::config::{ConfigFile, Layer};
 
 /// Why the user's config could not be used. Each message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -87,12 +88,6 @@ pub struct UserConfig {
     pub path: Option<PathBuf>,
     /// Configured MCP servers, by name.
     pub mcp_servers: Vec<McpServer>,
-    /// The model server's base URL (user-only: a repository must not choose where prompts go).
-    pub endpoint: Option<String>,
-    /// The name of the environment variable holding the endpoint's API key (never the key).
-    pub api_key_env: Option<String>,
-    /// The model to ask for when neither the project, the environment nor a flag names one.
-    pub model: Option<String>,
 }
 
 impl UserConfig {
@@ -101,6 +96,23 @@ impl UserConfig {
         match config_path() {
             Some(path) => UserConfig::load_from(&path),
             None => Ok(UserConfig::default()),
+        }
+    }
+
+    /// The user's config file as the bottom layer of the tool settings (every key but
+    /// `mcp_servers` is read by [`slmcode_aci::Config::load`]); `None` when there is none.
+    pub fn settings_file() -> Result<Option<ConfigFile>, UserConfigError> {
+        let Some(path) = config_path() else {
+            return Ok(None);
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(ConfigFile {
+                layer: Layer::User,
+                source: path.display().to_string(),
+                text,
+            })),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(UserConfigError::Read(path, e)),
         }
     }
 
@@ -129,25 +141,6 @@ impl UserConfig {
             serde_json::Value::Object(m) => m,
             _ => return Err("the file must be a mapping of keys to values".into()),
         };
-        let text_key = |map: &mut serde_json::Map<String, serde_json::Value>, key: &str| match map
-            .remove(key)
-        {
-            None | Some(serde_json::Value::Null) => Ok(None),
-            Some(serde_json::Value::String(s)) if !s.trim().is_empty() => {
-                Ok(Some(s.trim().to_string()))
-            }
-            Some(other) => Err(format!("{key}: expected a non-empty string, got {other}")),
-        };
-        let endpoint = text_key(&mut map, "endpoint")?;
-        if let Some(e) = &endpoint {
-            if !(e.starts_with("http://") || e.starts_with("https://")) {
-                return Err(format!(
-                    "endpoint: `{e}` must start with http:// or https:// (e.g. http://127.0.0.1:11434/v1)"
-                ));
-            }
-        }
-        let api_key_env = text_key(&mut map, "api_key_env")?;
-        let model = text_key(&mut map, "model")?;
         let servers = map.remove("mcp_servers");
         let raw: BTreeMap<String, RawServer> = match servers {
             None | Some(serde_json::Value::Null) => BTreeMap::new(),
@@ -228,9 +221,6 @@ impl UserConfig {
         Ok(UserConfig {
             path: None,
             mcp_servers,
-            endpoint,
-            api_key_env,
-            model,
         })
     }
 }
@@ -286,23 +276,6 @@ mod tests {
             assert!(e.contains(want), "{yaml}: {e}");
         }
         assert!(UserConfig::parse("").unwrap().mcp_servers.is_empty());
-    }
-
-    #[test]
-    fn endpoint_key_and_model() {
-        let c = UserConfig::parse(
-            "endpoint: http://127.0.0.1:8080/v1\napi_key_env: MY_KEY\nmodel: qwen3-coder:30b\n",
-        )
-        .unwrap();
-        assert_eq!(c.endpoint.as_deref(), Some("http://127.0.0.1:8080/v1"));
-        assert_eq!(c.api_key_env.as_deref(), Some("MY_KEY"));
-        assert_eq!(c.model.as_deref(), Some("qwen3-coder:30b"));
-        assert!(UserConfig::parse("endpoint: localhost:1\n")
-            .unwrap_err()
-            .contains("http://"));
-        assert!(UserConfig::parse("model: 3\n")
-            .unwrap_err()
-            .contains("model"));
     }
 
     #[test]

@@ -3,12 +3,13 @@
 //! lists what a model is offered, `mcp` serves the tools to any MCP client.
 
 mod run;
+mod setup;
 
 mod session;
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -36,6 +37,29 @@ enum Command {
     /// stderr; the final answer is printed at the end (exit 0 done, 1 blocked, 2 error, 130
     /// interrupted). Every request, reply and tool result is logged to .slmcode/runs/.
     Run(run::RunArgs),
+    /// Settings: `config show` prints every effective key and where it came from.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+        /// Project root (default: the current directory).
+        #[arg(long, global = true)]
+        root: Option<PathBuf>,
+    },
+    /// Write a commented .slmcode/config.yaml and a .gitignore for the run-state folders.
+    Init {
+        /// Project root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// Replace files that exist.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Check the endpoint, the model, git, the sandbox and the grammars, and say what to fix.
+    Doctor {
+        /// Project root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
     /// List the models the endpoint serves.
     Models {
         /// The model server's OpenAI-compatible base URL (default: SLMCODE_ENDPOINT, the
@@ -126,6 +150,16 @@ enum Command {
 }
 
 #[derive(Subcommand)]
+enum ConfigAction {
+    /// Every key, its value, and the layer it came from.
+    Show {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum RunsAction {
     /// One line per run, oldest first: id, status, turns, task.
     List,
@@ -173,7 +207,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 format!("the arguments are not valid JSON: {args}\n  e.g. slmcode tool ws_read '{{\"path\":\"src/main.rs\"}}'")
             })?;
             let mut ws = open_workspace(root)?;
-            let registry = registry(specialist::is_meta_tool(&name), ws.jail.root(), None)?;
+            let registry = registry(specialist::is_meta_tool(&name), &ws)?;
             let result = registry.call(&mut ws, &name, &args);
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", result.text)?;
@@ -186,7 +220,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Session { root, specialist } => {
             let mut ws = open_workspace(root)?;
             session::run(
-                &registry(specialist, ws.jail.root(), None)?,
+                &registry(specialist, &ws)?,
                 &mut ws,
                 std::io::stdin().lock(),
                 std::io::stdout().lock(),
@@ -256,8 +290,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             root,
         } => {
             let registry = if specialist {
-                let root = project_root(root)?;
-                registry(true, &root, None)?
+                let ws = open_workspace(root)?;
+                registry(true, &ws)?
             } else {
                 Registry::coding()
             };
@@ -269,15 +303,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
             http,
             allow_remote,
         } => serve_mcp(root, http, allow_remote),
+        Command::Config {
+            action: ConfigAction::Show { json },
+            root,
+        } => setup::show(&open_workspace(root)?, json),
+        Command::Init { root, force } => setup::init(&open_workspace(root)?, force),
+        Command::Doctor { root } => setup::doctor(&open_workspace(root)?),
         Command::Run(args) => {
-            let ws = open_workspace(args.root.clone())?;
+            let mut ws = open_workspace(args.root.clone())?;
+            args.apply_flags(&mut ws.config)?;
             run::run(args, ws)
         }
         Command::Models {
             endpoint,
             query,
             limit,
-        } => run::models(endpoint.as_deref(), query.as_deref(), limit),
+        } => {
+            let mut ws = open_workspace(None)?;
+            if let Some(e) = endpoint {
+                ws.config.apply_flag("endpoint", &e, "--endpoint")?;
+            }
+            run::models(&ws.config, query.as_deref(), limit)
+        }
         Command::Runs { action, root } => {
             let ws = open_workspace(root)?;
             let result = match action {
@@ -296,13 +343,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// The coding registry, or the specialist one with the user's MCP servers and endpoint.
-fn registry(specialist: bool, root: &Path, endpoint: Option<&str>) -> Result<Registry> {
+fn registry(specialist: bool, ws: &Workspace) -> Result<Registry> {
     if !specialist {
         return Ok(Registry::coding());
     }
     let user = UserConfig::load()?;
-    let backend = run::backend(endpoint, &user, true)?;
-    specialist::specialist_registry(&user, root, backend)
+    let backend = run::backend(&ws.config, true)?;
+    specialist::specialist_registry(&user, ws.jail.root(), backend)
         .context("cannot start the specialist tools")
 }
 
@@ -392,7 +439,8 @@ fn open_workspace(root: Option<PathBuf>) -> Result<Workspace> {
     }
     let jail = slmcode_aci::path::Jail::open(&root)
         .with_context(|| format!("cannot open project root {}", root.display()))?;
-    let (config, warnings) = Config::load(&jail, std::env::vars())?;
+    let user = UserConfig::settings_file()?;
+    let (config, warnings) = Config::load(&jail, user.as_ref(), std::env::vars())?;
     for w in warnings {
         eprintln!("slmcode: warning: {w}");
     }

@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use slmcode_aci::{Registry, Workspace};
+use slmcode_aci::{Config, Registry, Workspace};
 use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, DEFAULT_ENDPOINT};
 use slmcode_agent::run::{Agent, Event, RunSettings};
 use slmcode_agent::skills::{self, SkillTool};
-use slmcode_agent::user_config::{self, UserConfig};
+use slmcode_agent::user_config;
 use tokio_util::sync::CancellationToken;
 
 /// The arguments of `slmcode run`.
@@ -42,22 +42,33 @@ pub struct RunArgs {
     pub no_stream: bool,
 }
 
-/// The backend for an endpoint: the flag, else SLMCODE_ENDPOINT, else the user's config, else
-/// Ollama's default. The API key comes from the variable the user's config names.
-pub fn backend(flag: Option<&str>, user: &UserConfig, stream: bool) -> Result<Backend> {
-    let endpoint = flag
-        .map(str::to_string)
-        .or_else(|| {
-            std::env::var("SLMCODE_ENDPOINT")
-                .ok()
-                .filter(|e| !e.trim().is_empty())
-        })
-        .or_else(|| user.endpoint.clone())
+impl RunArgs {
+    /// The flags are the top layer of the settings.
+    pub fn apply_flags(&self, config: &mut Config) -> Result<()> {
+        if let Some(e) = &self.endpoint {
+            config.apply_flag("endpoint", e, "--endpoint")?;
+        }
+        if let Some(m) = &self.model {
+            config.apply_flag("model", m, "--model")?;
+        }
+        if let Some(n) = self.max_turns {
+            config.apply_flag("max_turns", &n.to_string(), "--max-turns")?;
+        }
+        Ok(())
+    }
+}
+
+/// The backend for the configured endpoint (Ollama's default when none is), with the API key
+/// from the variable `api_key_env` names.
+pub fn backend(config: &Config, stream: bool) -> Result<Backend> {
+    let endpoint = config
+        .endpoint
+        .clone()
         .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
     if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
         bail!("the endpoint `{endpoint}` must start with http:// or https:// (e.g. {DEFAULT_ENDPOINT})");
     }
-    let api_key = match &user.api_key_env {
+    let api_key = match &config.api_key_env {
         Some(var) => match std::env::var(var) {
             Ok(k) if !k.is_empty() => Some(k),
             _ => {
@@ -88,9 +99,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// `slmcode models`.
-pub fn models(endpoint: Option<&str>, query: Option<&str>, limit: usize) -> Result<ExitCode> {
-    let user = UserConfig::load()?;
-    let backend = backend(endpoint, &user, true)?;
+pub fn models(config: &Config, query: Option<&str>, limit: usize) -> Result<ExitCode> {
+    let backend = backend(config, true)?;
     let listed = runtime()?.block_on(backend.models())?;
     let text =
         slmcode_agent::find_models::describe(&listed, query, limit.max(1), backend.endpoint());
@@ -100,12 +110,11 @@ pub fn models(endpoint: Option<&str>, query: Option<&str>, limit: usize) -> Resu
 
 /// `slmcode run`.
 pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
-    let user = UserConfig::load()?;
-    let backend = backend(args.endpoint.as_deref(), &user, !args.no_stream)?;
+    let backend = backend(&ws.config, !args.no_stream)?;
     let runtime = runtime()?;
     // Is anyone there, and with which models? One clear error if not.
     let listed = runtime.block_on(backend.models())?;
-    let model = choose_model(&args, &ws, &user, &listed)?;
+    let model = choose_model(&ws, &listed)?;
     let context_window = if ws.config.is_set("context_window") {
         ws.config.context_window
     } else {
@@ -115,7 +124,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
             .and_then(|m| m.context)
             .map_or(ws.config.context_window, |c| c as usize)
     };
-    let max_turns = args.max_turns.unwrap_or(ws.config.max_turns).max(1);
+    let max_turns = ws.config.max_turns.max(1);
     let mut warnings = Vec::new();
     let user_skills = user_config::config_dir().map(|d| d.join("skills"));
     let skill_list = skills::load(&ws.jail, user_skills.as_deref(), &mut warnings);
@@ -191,20 +200,9 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     })
 }
 
-/// The flag, else SLMCODE_MODEL or the project's config, else the user's config, else the
-/// server's first model.
-fn choose_model(
-    args: &RunArgs,
-    ws: &Workspace,
-    user: &UserConfig,
-    listed: &[ModelInfo],
-) -> Result<String> {
-    let chosen = args
-        .model
-        .clone()
-        .or_else(|| ws.config.model.clone())
-        .or_else(|| user.model.clone());
-    match chosen {
+/// The configured model (flag, environment, project, user), else the server's first.
+fn choose_model(ws: &Workspace, listed: &[ModelInfo]) -> Result<String> {
+    match ws.config.model.clone() {
         Some(m) => {
             if !listed.is_empty() && !listed.iter().any(|x| x.id == m) {
                 let names: Vec<&str> = listed.iter().take(8).map(|x| x.id.as_str()).collect();

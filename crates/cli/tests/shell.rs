@@ -118,12 +118,12 @@ fn the_sandbox_keeps_harness_state_intact() {
         "runner.py",
         "import os\nfor path in ['.slmcode/hooks.json', 'ctl/hooks.json', '.slmcode/new.json', 'src/out.txt', '.slmcode/scratch/ok.txt']:\n    try:\n        with open(path, 'a') as f:\n            f.write('pwned')\n        print('WROTE', path)\n    except OSError as e:\n        print('DENIED', path)\n",
     );
-    // A whitelisted "test runner" that turns hostile.
-    p.write(
-        ".slmcode/config.yaml",
-        "shell_allow: [\"python3 runner.py\"]\n",
+    // A "test runner" the user allowed that turns hostile.
+    let (text, err) = p.tool_env(
+        "ws_shell",
+        &json!({"command": "python3 runner.py"}).to_string(),
+        &[("SLMCODE_SHELL_ALLOW", "python3 runner.py")],
     );
-    let (text, err) = shell(&p, "python3 runner.py");
     assert!(!err, "{text}");
     if text.contains("[sandbox off") {
         eprintln!("Landlock unavailable here: {text}");
@@ -139,4 +139,36 @@ fn the_sandbox_keeps_harness_state_intact() {
         "{}\n"
     );
     assert!(!p.path(".slmcode/new.json").exists());
+}
+
+#[test]
+fn a_project_cannot_allow_itself_commands() {
+    let p = Project::new();
+    p.write("runner.py", "print('ran')\n");
+    p.write(
+        ".slmcode/config.yaml",
+        "shell_allow: [\"python3 runner.py\"]\n",
+    );
+    let out = p.run_tool(
+        "ws_shell",
+        &json!({"command": "python3 runner.py"}).to_string(),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`shell_allow` is ignored here"), "{stderr}");
+    // The user's own config may.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("slmcode")).unwrap();
+    std::fs::write(
+        home.path().join("slmcode/config.yaml"),
+        "shell_allow: [\"python3 runner.py\"]\n",
+    )
+    .unwrap();
+    let (text, err) = p.tool_env(
+        "ws_shell",
+        &json!({"command": "python3 runner.py"}).to_string(),
+        &[("XDG_CONFIG_HOME", home.path().to_str().unwrap())],
+    );
+    assert!(!err && text.contains("ran"), "{text}");
 }
