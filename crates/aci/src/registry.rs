@@ -462,10 +462,26 @@ pub trait Tool: Send + Sync {
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError>;
 }
 
+/// What runs around every call: the user's hooks. `before` may stop a call (its text becomes
+/// the result); `after` may add a note to the result. Attached with [`Registry::with_hooks`].
+pub trait CallHooks: Send + Sync {
+    /// `Some(text)` blocks the call; the text is what the model reads instead.
+    fn before(&self, ws: &Workspace, tool: &str, args: &Value) -> Option<String>;
+    /// `Some(text)` is appended to the result.
+    fn after(
+        &self,
+        ws: &Workspace,
+        tool: &str,
+        args: &Value,
+        result: &ToolResult,
+    ) -> Option<String>;
+}
+
 /// The set of tools offered to a caller.
 #[derive(Clone)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
+    hooks: Option<Arc<dyn CallHooks>>,
 }
 
 impl Registry {
@@ -473,6 +489,7 @@ impl Registry {
     pub fn coding() -> Registry {
         Registry {
             tools: tools::coding(),
+            hooks: None,
         }
     }
 
@@ -482,6 +499,12 @@ impl Registry {
         let name = tool.spec().name;
         self.tools.retain(|t| t.spec().name != name);
         self.tools.push(tool);
+        self
+    }
+
+    /// This set with `hooks` run around every call.
+    pub fn with_hooks(mut self, hooks: Arc<dyn CallHooks>) -> Registry {
+        self.hooks = Some(hooks);
         self
     }
 
@@ -534,6 +557,16 @@ impl Registry {
                 is_error: true,
             };
         }
+        if let Some(text) = self
+            .hooks
+            .as_ref()
+            .and_then(|h| h.before(ws, name, raw_args))
+        {
+            return ToolResult {
+                text: cap(&text, max, ""),
+                is_error: true,
+            };
+        }
         let epoch = ws.session.read_epoch();
         let outcome = Args::normalize(spec, raw_args).and_then(|args| {
             catch_unwind(AssertUnwindSafe(|| tool.run(ws, &args))).unwrap_or_else(|_| {
@@ -544,19 +577,29 @@ impl Registry {
         });
         let changed_state =
             (!spec.effect.read_only && outcome.is_ok()) || ws.session.read_epoch() != epoch;
-        let result = match outcome {
-            Ok(reply) => ToolResult {
-                text: cap(
-                    &reply.text,
-                    max,
-                    reply.rest_hint.as_deref().unwrap_or(spec.rest_hint),
-                ),
-                is_error: false,
-            },
-            Err(e) => ToolResult {
-                text: cap(&e.to_string(), max, spec.rest_hint),
-                is_error: true,
-            },
+        let (mut text, is_error, hint) = match outcome {
+            Ok(reply) => (
+                reply.text,
+                false,
+                reply
+                    .rest_hint
+                    .unwrap_or_else(|| spec.rest_hint.to_string()),
+            ),
+            Err(e) => (e.to_string(), true, spec.rest_hint.to_string()),
+        };
+        if let Some(hooks) = &self.hooks {
+            let raw = ToolResult {
+                text: text.clone(),
+                is_error,
+            };
+            if let Some(note) = hooks.after(ws, name, raw_args, &raw) {
+                text.push('\n');
+                text.push_str(&note);
+            }
+        }
+        let result = ToolResult {
+            text: cap(&text, max, &hint),
+            is_error,
         };
         let hash = crate::loopguard::result_hash(&result.text, result.is_error);
         if spec.effect.read_only

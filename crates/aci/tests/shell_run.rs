@@ -14,6 +14,7 @@ fn spec(command: &str, timeout_secs: u64) -> RunSpec {
         timeout: Duration::from_secs(timeout_secs),
         sandbox: None,
         extra_env: Vec::new(),
+        stdin: Vec::new(),
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod blocking;
 pub mod find_models;
+pub mod hooks;
 pub mod mcp;
 pub mod prompt;
 pub mod run;

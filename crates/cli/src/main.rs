@@ -17,8 +17,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use slmcode_aci::{checkpoint, pending, Config, Registry, Workspace};
 use slmcode_agent::mcp::server::{self, HttpOptions};
-use slmcode_agent::specialist;
 use slmcode_agent::user_config::UserConfig;
+use slmcode_agent::{hooks, specialist};
 
 #[derive(Parser)]
 #[command(
@@ -58,6 +58,15 @@ enum Command {
     Doctor {
         /// Project root (default: the current directory).
         #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// The project's .slmcode/hooks.json: list its hooks, or trust / untrust its content.
+    /// Hooks run only when you trusted exactly this content.
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+        /// Project root (default: the current directory).
+        #[arg(long, global = true)]
         root: Option<PathBuf>,
     },
     /// List the models the endpoint serves.
@@ -147,6 +156,16 @@ enum Command {
         #[arg(long)]
         root: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+enum HooksAction {
+    /// Each hook, and whether this content is trusted.
+    List,
+    /// Trust the current content of .slmcode/hooks.json for this project.
+    Trust,
+    /// Withdraw the trust.
+    Untrust,
 }
 
 #[derive(Subcommand)]
@@ -307,6 +326,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             action: ConfigAction::Show { json },
             root,
         } => setup::show(&open_workspace(root)?, json),
+        Command::Hooks { action, root } => hooks_command(&open_workspace(root)?, action),
         Command::Init { root, force } => setup::init(&open_workspace(root)?, force),
         Command::Doctor { root } => setup::doctor(&open_workspace(root)?),
         Command::Run(args) => {
@@ -344,13 +364,100 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 /// The coding registry, or the specialist one with the user's MCP servers and endpoint.
 fn registry(specialist: bool, ws: &Workspace) -> Result<Registry> {
-    if !specialist {
-        return Ok(Registry::coding());
+    let registry = if specialist {
+        let user = UserConfig::load()?;
+        let backend = run::backend(&ws.config, true)?;
+        specialist::specialist_registry(&user, ws.jail.root(), backend)
+            .context("cannot start the specialist tools")?
+    } else {
+        Registry::coding()
+    };
+    with_project_hooks(registry, ws)
+}
+
+/// Attaches the project's hooks when the user trusted this content of hooks.json; otherwise
+/// says on stderr that they do not run. A trusted file that cannot be read stops the command:
+/// the user relies on those hooks.
+pub fn with_project_hooks(registry: Registry, ws: &Workspace) -> Result<Registry> {
+    let Some(hash) = hooks::content_hash(&ws.jail) else {
+        return Ok(registry);
+    };
+    let root = ws.jail.root();
+    if !hooks::is_trusted(root, &hash) {
+        eprintln!(
+            "slmcode: warning: .slmcode/hooks.json is not trusted, so its hooks do not run. Review it, then `slmcode hooks trust`"
+        );
+        return Ok(registry);
     }
-    let user = UserConfig::load()?;
-    let backend = run::backend(&ws.config, true)?;
-    specialist::specialist_registry(&user, ws.jail.root(), backend)
-        .context("cannot start the specialist tools")
+    match hooks::load(&ws.jail) {
+        Ok(Some(file)) => Ok(registry.with_hooks(Arc::new(file.hooks))),
+        Ok(None) => Ok(registry),
+        Err(e) => bail!("{e}; fix it, or `slmcode hooks untrust` to run without hooks"),
+    }
+}
+
+fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {
+    let root = ws.jail.root();
+    let file = match hooks::load(&ws.jail) {
+        Ok(Some(f)) => f,
+        Ok(None) => {
+            if matches!(action, HooksAction::Untrust) {
+                hooks::set_trust(root, None).map_err(|e| anyhow::anyhow!(e))?;
+            }
+            writeln!(
+                std::io::stdout().lock(),
+                "no .slmcode/hooks.json in {}",
+                root.display()
+            )?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => {
+            if matches!(action, HooksAction::Untrust) {
+                hooks::set_trust(root, None).map_err(|e| anyhow::anyhow!(e))?;
+            }
+            bail!(e)
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match action {
+        HooksAction::List => {
+            for h in file.hooks.pre.iter().chain(&file.hooks.post) {
+                writeln!(
+                    out,
+                    "{:<11} {:<20} {}  (timeout {} s)",
+                    h.event,
+                    h.matcher,
+                    h.command,
+                    h.timeout.as_secs()
+                )?;
+            }
+            let trusted = hooks::is_trusted(root, &file.hash);
+            writeln!(
+                out,
+                "{}",
+                if trusted {
+                    "trusted: these hooks run".to_string()
+                } else {
+                    "NOT trusted: these hooks do not run until you review them and `slmcode hooks trust`".to_string()
+                }
+            )?;
+        }
+        HooksAction::Trust => {
+            hooks::set_trust(root, Some(&file.hash)).map_err(|e| anyhow::anyhow!(e))?;
+            writeln!(
+                out,
+                "trusted .slmcode/hooks.json ({} hook(s), content {}) for {}",
+                file.hooks.pre.len() + file.hooks.post.len(),
+                &file.hash[..12],
+                root.display()
+            )?;
+        }
+        HooksAction::Untrust => {
+            hooks::set_trust(root, None).map_err(|e| anyhow::anyhow!(e))?;
+            writeln!(out, "hooks of {} are no longer trusted", root.display())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `slmcode mcp`: stdio by default, streamable HTTP with --http. Logs (rmcp's included) go to
@@ -369,7 +476,7 @@ fn serve_mcp(
         )
         .init();
     let ws = open_workspace(root)?;
-    let registry = Arc::new(Registry::coding());
+    let registry = Arc::new(with_project_hooks(Registry::coding(), &ws)?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -136,6 +136,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     if !skill_list.is_empty() {
         registry = registry.with(Arc::new(SkillTool::new(skill_list)));
     }
+    let registry = crate::with_project_hooks(registry, &ws)?;
     let settings = RunSettings {
         task: args.task.clone(),
         model: model.clone(),

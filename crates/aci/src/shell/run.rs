@@ -35,6 +35,8 @@ pub struct RunSpec {
     pub sandbox: Option<Arc<Prepared>>,
     /// Variables added to the clean environment (the run's TMPDIR).
     pub extra_env: Vec<(String, String)>,
+    /// Bytes for the command's stdin (a hook's event); empty means /dev/null.
+    pub stdin: Vec<u8>,
 }
 
 /// How the command ended.
@@ -137,7 +139,11 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         .envs(clean_env())
         .envs(spec.extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env(MARKER_VAR, &marker)
-        .stdin(Stdio::null())
+        .stdin(if spec.stdin.is_empty() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .process_group(0);
@@ -152,6 +158,13 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     let mut child = cmd.spawn()?;
     // The parent's copies of the pipe's write end must go, or EOF never comes.
     drop(cmd);
+    if let Some(mut input) = child.stdin.take() {
+        let bytes = spec.stdin.clone();
+        // A command that does not read its stdin closes the pipe; that is not an error.
+        std::thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut input, &bytes);
+        });
+    }
     let pid = child.id() as libc::pid_t;
 
     let capture = Arc::new(Mutex::new(Capture::default()));

@@ -94,6 +94,7 @@ impl Tool for ShellTool {
                 .iter()
                 .map(|k| (k.to_string(), tmp.clone()))
                 .collect(),
+            stdin: Vec::new(),
         })
         .map_err(|e| ToolError::Refused(format!("ws_shell could not start the command: {e}")))?;
 

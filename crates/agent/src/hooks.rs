@@ -1,0 +1,309 @@
+//! `.slmcode/hooks.json`: commands the user wants run before and after tool calls —
+//! `PreToolUse` / `PostToolUse` entries with a regex `matcher` on the tool name, a `command`
+//! (run by `/bin/sh -c` in the project root) and `timeout_sec` (default 60). A non-zero
+//! `PreToolUse` hook blocks the call and its output becomes the result; a `PostToolUse` hook's
+//! output is added to the result.
+//!
+//! A repository carries its hooks.json with it, so hooks run only when the user trusted that
+//! exact content: `slmcode hooks trust` stores its BLAKE3 hash for this project in the user's
+//! config directory, and any change to the file needs trusting again. Tools can never write
+//! `.slmcode/`, so a model cannot plant or change a hook either.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use slmcode_aci::path::{Jail, RelPath};
+use slmcode_aci::registry::CallHooks;
+use slmcode_aci::shell::run::{run, RunSpec};
+use slmcode_aci::{ToolResult, Workspace};
+
+/// The default time a hook may take.
+pub const DEFAULT_HOOK_TIMEOUT_SEC: u64 = 60;
+
+/// The most of a hook's output that reaches the result.
+const MAX_HOOK_OUTPUT: usize = 4000;
+
+/// The most of a result passed in `SLMCODE_HOOK_RESULT` (stdin has it whole).
+const MAX_ENV_RESULT: usize = 32 * 1024;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(rename = "PreToolUse", default)]
+    pre: Vec<RawHook>,
+    #[serde(rename = "PostToolUse", default)]
+    post: Vec<RawHook>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHook {
+    #[serde(default = "any_tool")]
+    matcher: String,
+    command: String,
+    timeout_sec: Option<u64>,
+}
+
+fn any_tool() -> String {
+    ".*".into()
+}
+
+/// One hook, ready to run.
+#[derive(Clone, Debug)]
+pub struct Hook {
+    pub event: &'static str,
+    pub matcher: String,
+    regex: regex::Regex,
+    pub command: String,
+    pub timeout: Duration,
+}
+
+/// The hooks of a project.
+#[derive(Clone, Debug, Default)]
+pub struct Hooks {
+    pub pre: Vec<Hook>,
+    pub post: Vec<Hook>,
+    root: PathBuf,
+}
+
+/// hooks.json as found in a project: its content hash and what it says.
+pub struct HooksFile {
+    pub hash: String,
+    pub hooks: Hooks,
+}
+
+fn hooks_path() -> RelPath {
+    RelPath::root().join(".slmcode").join("hooks.json")
+}
+
+/// The BLAKE3 hash of `.slmcode/hooks.json`, if there is one (readable or not as JSON).
+pub fn content_hash(jail: &Jail) -> Option<String> {
+    slmcode_aci::mutation::read_all(jail, &hooks_path())
+        .ok()
+        .map(|b| blake3::hash(&b).to_hex().to_string())
+}
+
+/// Reads `.slmcode/hooks.json` through the jail; `None` when there is none.
+pub fn load(jail: &Jail) -> Result<Option<HooksFile>, String> {
+    let bytes = match slmcode_aci::mutation::read_all(jail, &hooks_path()) {
+        Ok(b) => b,
+        Err(slmcode_aci::registry::ToolError::Path(slmcode_aci::path::PathError::NotFound {
+            ..
+        })) => return Ok(None),
+        Err(e) => return Err(format!(".slmcode/hooks.json: {e}")),
+    };
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let raw: RawFile = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            ".slmcode/hooks.json: {e} (expected {{\"PreToolUse\": [{{\"matcher\": \"ws_edit|ws_write\", \"command\": \"…\", \"timeout_sec\": 60}}], \"PostToolUse\": […]}})"
+        )
+    })?;
+    let build = |event: &'static str, list: Vec<RawHook>| -> Result<Vec<Hook>, String> {
+        list.into_iter()
+            .map(|h| {
+                if h.command.trim().is_empty() {
+                    return Err(format!(
+                        ".slmcode/hooks.json: a {event} hook has an empty command"
+                    ));
+                }
+                // Anchored, so "ws_edit" does not also match "ws_edit_all".
+                let regex = regex::Regex::new(&format!("^(?:{})$", h.matcher)).map_err(|e| {
+                    format!(
+                        ".slmcode/hooks.json: {event} matcher `{}` is not a valid regex: {e}",
+                        h.matcher
+                    )
+                })?;
+                Ok(Hook {
+                    event,
+                    matcher: h.matcher,
+                    regex,
+                    command: h.command,
+                    timeout: Duration::from_secs(
+                        h.timeout_sec.unwrap_or(DEFAULT_HOOK_TIMEOUT_SEC).max(1),
+                    ),
+                })
+            })
+            .collect()
+    };
+    Ok(Some(HooksFile {
+        hash,
+        hooks: Hooks {
+            pre: build("PreToolUse", raw.pre)?,
+            post: build("PostToolUse", raw.post)?,
+            root: jail.root().to_path_buf(),
+        },
+    }))
+}
+
+/// Where the user's approvals are kept: project root → trusted content hash.
+fn trust_path() -> Option<PathBuf> {
+    crate::user_config::config_dir().map(|d| d.join("trusted-hooks.json"))
+}
+
+fn read_trust(path: &Path) -> BTreeMap<String, String> {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Whether the user trusted this content of this project's hooks.json.
+pub fn is_trusted(root: &Path, hash: &str) -> bool {
+    trust_path().is_some_and(|p| {
+        read_trust(&p)
+            .get(&root.display().to_string())
+            .map(String::as_str)
+            == Some(hash)
+    })
+}
+
+/// Records (or with `None`, removes) the user's approval for this project.
+pub fn set_trust(root: &Path, hash: Option<&str>) -> Result<bool, String> {
+    let path = trust_path().ok_or("no HOME, so there is nowhere to keep the approval")?;
+    let mut map = read_trust(&path);
+    let key = root.display().to_string();
+    let changed = match hash {
+        Some(h) => map.insert(key, h.to_string()).as_deref() != Some(h),
+        None => map.remove(&key).is_some(),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_vec_pretty(&map).map_err(|e| e.to_string())?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(changed)
+}
+
+impl Hooks {
+    /// Runs one hook with the event as JSON on stdin and in `SLMCODE_HOOK_*` variables.
+    fn fire(
+        &self,
+        hook: &Hook,
+        tool: &str,
+        args: &Value,
+        result: Option<&ToolResult>,
+    ) -> (bool, String) {
+        let mut event = json!({"event": hook.event, "tool": tool, "arguments": args});
+        let mut env = vec![
+            ("SLMCODE_HOOK_EVENT".to_string(), hook.event.to_string()),
+            ("SLMCODE_HOOK_TOOL".to_string(), tool.to_string()),
+            ("SLMCODE_HOOK_ARGS".to_string(), args.to_string()),
+        ];
+        if let Some(r) = result {
+            event["result"] = json!({"text": r.text, "is_error": r.is_error});
+            let text: String = r.text.chars().take(MAX_ENV_RESULT).collect();
+            env.push(("SLMCODE_HOOK_RESULT".to_string(), text));
+            env.push(("SLMCODE_HOOK_IS_ERROR".to_string(), r.is_error.to_string()));
+        }
+        let spec = RunSpec {
+            command: hook.command.clone(),
+            cwd: self.root.clone(),
+            timeout: hook.timeout,
+            sandbox: None,
+            extra_env: env,
+            stdin: event.to_string().into_bytes(),
+        };
+        match run(&spec) {
+            Ok(out) => {
+                let ok = out.exit == slmcode_aci::shell::run::Exit::Code(0);
+                let mut text = out.text();
+                if text.chars().count() > MAX_HOOK_OUTPUT {
+                    text = text.chars().take(MAX_HOOK_OUTPUT).collect::<String>() + "…";
+                }
+                let status = match out.exit {
+                    slmcode_aci::shell::run::Exit::Code(c) => format!("exit {c}"),
+                    slmcode_aci::shell::run::Exit::Signal(s) => format!("signal {s}"),
+                    slmcode_aci::shell::run::Exit::TimedOut => {
+                        format!("timed out after {} s", hook.timeout.as_secs())
+                    }
+                };
+                (ok, format!("{status}: {}", text.trim_end()))
+            }
+            Err(e) => (false, format!("could not start: {e}")),
+        }
+    }
+}
+
+impl CallHooks for Hooks {
+    fn before(&self, _ws: &Workspace, tool: &str, args: &Value) -> Option<String> {
+        for hook in self.pre.iter().filter(|h| h.regex.is_match(tool)) {
+            let (ok, output) = self.fire(hook, tool, args, None);
+            if !ok {
+                return Some(format!(
+                    "{tool} was blocked by the project's PreToolUse hook `{}` ({output}). Nothing ran; change the call so the hook allows it.",
+                    hook.command
+                ));
+            }
+        }
+        None
+    }
+
+    fn after(
+        &self,
+        _ws: &Workspace,
+        tool: &str,
+        args: &Value,
+        result: &ToolResult,
+    ) -> Option<String> {
+        let notes: Vec<String> = self
+            .post
+            .iter()
+            .filter(|h| h.regex.is_match(tool))
+            .filter_map(|hook| {
+                let (ok, output) = self.fire(hook, tool, args, Some(result));
+                let quiet = ok && output.trim_end().ends_with("exit 0:");
+                (!quiet).then(|| format!("[PostToolUse hook `{}` {output}]", hook.command))
+            })
+            .collect();
+        (!notes.is_empty()).then(|| notes.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(hooks: &str) -> (tempfile::TempDir, Jail) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".slmcode")).unwrap();
+        std::fs::write(dir.path().join(".slmcode/hooks.json"), hooks).unwrap();
+        let jail = Jail::open(dir.path()).unwrap();
+        (dir, jail)
+    }
+
+    #[test]
+    fn files_are_read_and_checked() {
+        let (_d, jail) =
+            project(r#"{"PreToolUse": [{"matcher": "ws_(edit|write)", "command": "true"}]}"#);
+        let f = load(&jail).unwrap().unwrap();
+        assert_eq!(f.hooks.pre.len(), 1);
+        assert_eq!(f.hooks.pre[0].timeout, Duration::from_secs(60));
+        assert!(
+            f.hooks.pre[0].regex.is_match("ws_edit")
+                && !f.hooks.pre[0].regex.is_match("ws_edit_all")
+        );
+        for (bad, want) in [
+            (
+                r#"{"PreToolUse": [{"matcher": "(", "command": "x"}]}"#,
+                "not a valid regex",
+            ),
+            (r#"{"PreToolUse": [{"command": " "}]}"#, "empty command"),
+            (
+                r#"{"PreToolUse": [{"command": "x", "when": 1}]}"#,
+                "unknown field",
+            ),
+            ("not json", "expected"),
+        ] {
+            let (_d, jail) = project(bad);
+            let e = load(&jail).err().unwrap();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+        let empty = tempfile::tempdir().unwrap();
+        assert!(load(&Jail::open(empty.path()).unwrap()).unwrap().is_none());
+    }
+}

@@ -1,0 +1,195 @@
+//! `.slmcode/hooks.json`: hooks run only when the user trusted their exact content; a failing
+//! PreToolUse hook blocks the call; hooks get the event on stdin and in SLMCODE_HOOK_*.
+
+mod common;
+mod openai;
+
+use common::{bin, Project};
+use openai::{FakeModel, Scripted};
+use serde_json::{json, Value};
+
+/// A project with hooks.json and its own user config directory (where trust is kept).
+struct Setup {
+    p: Project,
+    home: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new(hooks: Value) -> Setup {
+        let p = Project::new();
+        p.write(
+            ".slmcode/hooks.json",
+            serde_json::to_string_pretty(&hooks).unwrap(),
+        );
+        Setup {
+            p,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn xdg(&self) -> &str {
+        self.home.path().to_str().unwrap()
+    }
+
+    fn hooks(&self, action: &str) -> (String, String, Option<i32>) {
+        let out = bin()
+            .args(["hooks", action, "--root"])
+            .arg(self.p.root())
+            .env("XDG_CONFIG_HOME", self.xdg())
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+            out.status.code(),
+        )
+    }
+
+    fn tool(&self, name: &str, args: Value) -> (String, bool, String) {
+        let out = self
+            .p
+            .run_tool(name, &args.to_string(), &[("XDG_CONFIG_HOME", self.xdg())]);
+        (
+            String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
+            out.status.code() == Some(1),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    }
+}
+
+#[test]
+fn an_untrusted_hook_does_not_run_until_trusted_and_not_after_a_change() {
+    let s =
+        Setup::new(json!({"PreToolUse": [{"matcher": "ws_read", "command": "touch hook-ran"}]}));
+    s.p.write("a.txt", "one\n");
+    let (text, err, stderr) = s.tool("ws_read", json!({"path": "a.txt"}));
+    assert!(!err, "{text}");
+    assert!(!s.p.path("hook-ran").exists(), "an untrusted hook ran");
+    assert!(stderr.contains("hooks.json is not trusted"), "{stderr}");
+    let (list, _, _) = s.hooks("list");
+    assert!(
+        list.contains("PreToolUse  ws_read") && list.contains("NOT trusted"),
+        "{list}"
+    );
+
+    let (out, _, code) = s.hooks("trust");
+    assert_eq!(code, Some(0));
+    assert!(
+        out.starts_with("trusted .slmcode/hooks.json (1 hook(s)"),
+        "{out}"
+    );
+    assert!(s.hooks("list").0.contains("trusted: these hooks run"));
+    let (_, err, _) = s.tool("ws_read", json!({"path": "a.txt"}));
+    assert!(!err);
+    assert!(s.p.path("hook-ran").exists(), "a trusted hook did not run");
+
+    // Any change to the file withdraws the trust.
+    std::fs::remove_file(s.p.path("hook-ran")).unwrap();
+    s.p.write(
+        ".slmcode/hooks.json",
+        json!({"PreToolUse": [{"matcher": "ws_read", "command": "touch hook-ran; touch more"}]})
+            .to_string(),
+    );
+    let (_, _, stderr) = s.tool("ws_read", json!({"path": "a.txt"}));
+    assert!(!s.p.path("hook-ran").exists() && !s.p.path("more").exists());
+    assert!(stderr.contains("not trusted"), "{stderr}");
+    // And untrust removes it.
+    s.hooks("trust");
+    s.hooks("untrust");
+    s.tool("ws_read", json!({"path": "a.txt"}));
+    assert!(!s.p.path("hook-ran").exists());
+}
+
+#[test]
+fn a_failing_pre_hook_blocks_the_call_in_a_run() {
+    let s = Setup::new(json!({"PreToolUse": [
+        {"matcher": "ws_write|ws_edit", "command": "echo \"writes need review: $SLMCODE_HOOK_TOOL\"; exit 3"}
+    ]}));
+    s.hooks("trust");
+    let model = FakeModel::start(vec![
+        Scripted::call("ws_write", json!({"path": "new.py", "content": "x = 1\n"})),
+        Scripted::Text(json!({"status": "blocked", "summary": "the hook refused", "files_changed": [], "notes": ""}).to_string()),
+    ]);
+    let out = bin()
+        .args([
+            "run",
+            "create new.py",
+            "--json",
+            "--endpoint",
+            &model.url,
+            "--root",
+        ])
+        .arg(s.p.root())
+        .env("XDG_CONFIG_HOME", s.xdg())
+        .output()
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["status"], "blocked");
+    assert_eq!(answer["files_changed"], json!([]));
+    assert!(!s.p.path("new.py").exists(), "a blocked call ran");
+    let msgs = model.requests()[1]["messages"].as_array().unwrap().clone();
+    let result = msgs.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.starts_with("ws_write was blocked by the project's PreToolUse hook")
+            && result.contains("exit 3: writes need review: ws_write"),
+        "{result}"
+    );
+}
+
+#[test]
+fn hooks_get_the_event_on_stdin_and_in_variables() {
+    let s = Setup::new(json!({
+        "PreToolUse": [{"matcher": ".*", "command": "cat > pre.json"}],
+        "PostToolUse": [{"matcher": "ws_read", "command": "cat > post.json; echo \"saw $SLMCODE_HOOK_EVENT $SLMCODE_HOOK_TOOL error=$SLMCODE_HOOK_IS_ERROR\""}]
+    }));
+    s.hooks("trust");
+    s.p.write("a.txt", "one\n");
+    let (text, err, _) = s.tool("ws_read", json!({"path": "a.txt"}));
+    assert!(!err, "{text}");
+    assert!(text.starts_with("     1|one"), "{text}");
+    assert!(
+        text.ends_with("[PostToolUse hook `cat > post.json; echo \"saw $SLMCODE_HOOK_EVENT $SLMCODE_HOOK_TOOL error=$SLMCODE_HOOK_IS_ERROR\"` exit 0: saw PostToolUse ws_read error=false]"),
+        "{text}"
+    );
+    let pre: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.p.path("pre.json")).unwrap()).unwrap();
+    assert_eq!(
+        pre,
+        json!({"event": "PreToolUse", "tool": "ws_read", "arguments": {"path": "a.txt"}})
+    );
+    let post: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.p.path("post.json")).unwrap()).unwrap();
+    assert_eq!(post["event"], "PostToolUse");
+    assert_eq!(
+        post["result"],
+        json!({"text": "     1|one", "is_error": false})
+    );
+}
+
+#[test]
+fn a_hook_that_hangs_is_stopped_at_its_timeout() {
+    let s = Setup::new(
+        json!({"PreToolUse": [{"matcher": "ws_list", "command": "sleep 30", "timeout_sec": 1}]}),
+    );
+    s.hooks("trust");
+    let started = std::time::Instant::now();
+    let (text, err, _) = s.tool("ws_list", json!({}));
+    assert!(err);
+    assert!(text.contains("timed out after 1 s"), "{text}");
+    assert!(started.elapsed().as_secs() < 20);
+}
+
+#[test]
+fn a_trusted_but_broken_hooks_file_stops_the_command() {
+    let s = Setup::new(json!({"PreToolUse": [{"matcher": "(", "command": "true"}]}));
+    // Trust cannot be given to a file that does not parse...
+    let (_, stderr, code) = s.hooks("trust");
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("not a valid regex"), "{stderr}");
+    // ...and an untrusted broken file only warns.
+    let (_, err, stderr) = s.tool("ws_list", json!({}));
+    assert!(!err && stderr.contains("not trusted"), "{stderr}");
+}
