@@ -502,6 +502,12 @@ impl Registry {
         self
     }
 
+    /// This set without the named tools (an edit format offers one edit tool).
+    pub fn without(mut self, names: &[&str]) -> Registry {
+        self.tools.retain(|t| !names.contains(&t.spec().name));
+        self
+    }
+
     /// This set with `hooks` run around every call.
     pub fn with_hooks(mut self, hooks: Arc<dyn CallHooks>) -> Registry {
         self.hooks = Some(hooks);

@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod blocking;
+pub mod evolve;
 pub mod find_models;
 pub mod hooks;
 pub mod mcp;

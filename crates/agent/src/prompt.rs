@@ -8,6 +8,8 @@ use serde_json::{json, Value};
 use slmcode_aci::path::{Jail, RelPath};
 use slmcode_aci::Registry;
 
+use crate::evolve::Arm;
+
 /// The most tokens the system prompt and the coding tools' schemas may take together.
 pub const PROMPT_TOKEN_BUDGET: usize = 1400;
 
@@ -17,15 +19,16 @@ pub const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md", ".slmcode/AGE
 /// The most characters of project instructions that reach the prompt (about 1,500 tokens).
 pub const MAX_INSTRUCTION_CHARS: usize = 6000;
 
-/// The system prompt.
-pub fn system_prompt() -> String {
-    r#"You are a coding agent. Change the project only through the tools, ONE tool call per turn. Paths are relative to the project root.
-
-Edit contract:
-1. ws_read a file before editing it; old_str must match it byte-for-byte, indentation included.
+/// The system prompt for a run whose edit format is `arm`: the contract, one worked example
+/// and one worked repair for that format.
+pub fn system_prompt(arm: Arm) -> String {
+    let head = "You are a coding agent. Change the project only through the tools, ONE tool call per turn. Paths are relative to the project root.\n\nEdit contract:\n";
+    let body = match arm {
+        Arm::SearchReplace => {
+            r#"1. ws_read a file before editing it; old_str must match it byte-for-byte, indentation included.
 2. The "42|" prefix ws_read shows is display only: never put it in old_str.
 3. Make old_str unique: add 2-3 surrounding lines when a short span repeats.
-4. ws_write creates new files; change existing files with ws_edit or ws_patch.
+4. ws_write creates new files; change existing files with ws_edit.
 5. When an edit fails, ws_read again and retry. Never rewrite the file with ws_write.
 
 Example: ws_read {"path":"calc.py"} shows
@@ -33,12 +36,52 @@ Example: ws_read {"path":"calc.py"} shows
      8|    return sum(xs)
 ws_edit {"path":"calc.py","old_str":"def total(xs):\n    return sum(xs)","new_str":"def total(xs):\n    return sum(x for x in xs if x)"}
 
-Repair: ws_edit {"path":"calc.py","old_str":"     8|    return sum(xs)",...} is refused: "8|" is not in the file. Retry with "old_str":"    return sum(xs)".
+Repair: ws_edit {"path":"calc.py","old_str":"     8|    return sum(xs)",...} is refused: "8|" is not in the file. Retry with "old_str":"    return sum(xs)"."#
+        }
+        Arm::UnifiedDiff => {
+            r#"1. ws_read a file before patching it; context and "-" lines must match it exactly, indentation included.
+2. The "42|" prefix ws_read shows is display only: never put it in a patch.
+3. Keep 2-3 unchanged context lines around each change.
+4. ws_write creates new files; change existing files with ws_patch.
+5. When a patch fails, ws_read again and retry. Never rewrite the file with ws_write.
+
+Example: ws_read {"path":"calc.py"} shows
+     7|def total(xs):
+     8|    return sum(xs)
+ws_patch {"path":"calc.py","patch":"@@ -7,2 +7,2 @@\n def total(xs):\n-    return sum(xs)\n+    return sum(x for x in xs if x)\n"}
+
+Repair: a patch line "-     8|    return sum(xs)" is refused: "8|" is not in the file. Retry with "-    return sum(xs)"."#
+        }
+        Arm::WholeFile => {
+            r#"1. ws_read a file before changing it, then ws_write its complete new content: every line, not only the changed ones.
+2. The "42|" prefix ws_read shows is display only: never put it in content.
+3. Keep what you do not mean to change exactly as it was, indentation included.
+4. A large file rewritten much shorter is refused: write all of it.
+5. When a write fails, ws_read the file again and retry.
+
+Example: ws_read {"path":"calc.py"} shows
+     1|def total(xs):
+     2|    return sum(xs)
+ws_write {"path":"calc.py","content":"def total(xs):\n    return sum(x for x in xs if x)\n"}
+
+Repair: content starting "     1|def total" is wrong: "1|" is not code. Write "def total(xs):\n..." instead."#
+        }
+    };
+    let tail = r#"
 
 When done, or stuck, stop calling tools and reply with only:
 {"status":"done","summary":"what you changed","files_changed":["calc.py"],"notes":""}
-Use status "blocked", with the reason in notes, if you could not finish."#
-        .to_string()
+Use status "blocked", with the reason in notes, if you could not finish."#;
+    format!("{head}{body}{tail}")
+}
+
+/// The coding tools for an edit format: one edit tool (ws_write always stays, for new files).
+pub fn registry_for(arm: Arm, registry: Registry) -> Registry {
+    match arm {
+        Arm::SearchReplace => registry.without(&["ws_patch"]),
+        Arm::UnifiedDiff => registry.without(&["ws_edit"]),
+        Arm::WholeFile => registry.without(&["ws_edit", "ws_patch"]),
+    }
 }
 
 /// The tools in the OpenAI `tools` format.
@@ -124,7 +167,7 @@ mod tests {
 
     #[test]
     fn the_prompt_carries_the_contract_the_example_and_the_repair() {
-        let p = system_prompt();
+        let p = system_prompt(Arm::SearchReplace);
         for needle in [
             "ONE tool call per turn",
             "byte-for-byte",
@@ -142,13 +185,48 @@ mod tests {
     #[test]
     fn the_prompt_and_coding_schemas_fit_the_budget() {
         let bpe = tiktoken_rs::cl100k_base().unwrap();
-        let tools = serde_json::to_string(&tool_definitions(&Registry::coding())).unwrap();
-        let n = bpe.encode_with_special_tokens(&system_prompt()).len()
-            + bpe.encode_with_special_tokens(&tools).len();
-        eprintln!("system prompt + coding schemas: {n} cl100k tokens");
+        // Every edit format with its tools, and with the whole coding set.
+        let mut sets: Vec<(Arm, Registry)> = Arm::ALL
+            .iter()
+            .map(|a| (*a, registry_for(*a, Registry::coding())))
+            .collect();
+        sets.extend(Arm::ALL.iter().map(|a| (*a, Registry::coding())));
+        for (arm, registry) in sets {
+            let tools = serde_json::to_string(&tool_definitions(&registry)).unwrap();
+            let n = bpe.encode_with_special_tokens(&system_prompt(arm)).len()
+                + bpe.encode_with_special_tokens(&tools).len();
+            eprintln!(
+                "{arm} with {} tools: {n} cl100k tokens",
+                registry.names().len()
+            );
+            assert!(
+                n <= PROMPT_TOKEN_BUDGET,
+                "{arm}: system prompt + schemas = {n} tokens"
+            );
+        }
+    }
+
+    #[test]
+    fn each_format_offers_one_edit_tool_and_its_example() {
+        for (arm, tool, other) in [
+            (Arm::SearchReplace, "ws_edit", "ws_patch"),
+            (Arm::UnifiedDiff, "ws_patch", "ws_edit"),
+        ] {
+            let names = registry_for(arm, Registry::coding()).names();
+            assert!(
+                names.contains(&tool) && !names.contains(&other),
+                "{arm}: {names:?}"
+            );
+            assert!(system_prompt(arm).contains(&format!("{tool} {{\"path\":\"calc.py\"")));
+        }
+        let names = registry_for(Arm::WholeFile, Registry::coding()).names();
         assert!(
-            n <= PROMPT_TOKEN_BUDGET,
-            "system prompt + schemas = {n} tokens"
+            !names.contains(&"ws_edit")
+                && !names.contains(&"ws_patch")
+                && names.contains(&"ws_write")
+        );
+        assert!(
+            system_prompt(Arm::WholeFile).contains("ws_write {\"path\":\"calc.py\",\"content\"")
         );
     }
 

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use crate::backend::{
     Backend, BackendError, ChatRequest, Message, Reply, WireFunction, WireToolCall,
 };
+use crate::evolve::{classify, EditOutcome};
 use crate::prompt;
 use crate::toolcall::{self, OfferedTool, ParamKind};
 use crate::trajectory::Trajectory;
@@ -54,6 +55,9 @@ pub struct RunSettings {
     pub temperature: Option<f32>,
     /// Tokens of the model's context, for compaction.
     pub context_window: usize,
+    /// The edit format: which edit tool is offered and which example the prompt carries (the
+    /// registry given to the agent should be [`prompt::registry_for`] this arm).
+    pub arm: crate::evolve::Arm,
 }
 
 /// What the user sees while a run goes (the CLI prints these on stderr).
@@ -88,6 +92,9 @@ pub struct Outcome {
     pub run_id: String,
     /// Project-relative path of the trajectory.
     pub trajectory: String,
+    /// What the edit tools saw on each edit attempt, in order (the rung report the bandit
+    /// learns from).
+    pub edit_outcomes: Vec<EditOutcome>,
 }
 
 /// Why a run could not go on at all.
@@ -134,6 +141,7 @@ pub struct Agent {
     on_event: Box<dyn FnMut(&Event) + Send>,
     history: Vec<Entry>,
     warned_cut: bool,
+    edit_outcomes: Vec<EditOutcome>,
 }
 
 impl Agent {
@@ -159,7 +167,7 @@ impl Agent {
         );
         let history = vec![
             Entry {
-                message: Message::system(prompt::system_prompt()),
+                message: Message::system(prompt::system_prompt(settings.arm)),
                 kind: EntryKind::Fixed,
             },
             Entry {
@@ -199,6 +207,7 @@ impl Agent {
             on_event,
             history,
             warned_cut: false,
+            edit_outcomes: Vec::new(),
         }
     }
 
@@ -242,6 +251,7 @@ impl Agent {
                 "endpoint": self.backend.endpoint(),
                 "max_turns": max,
                 "max_tokens": self.settings.max_tokens,
+                "edit_format": self.settings.arm.name(),
                 "context_window": self.settings.context_window,
                 "tools": self.tools_json.iter().map(|t| t["function"]["name"].clone()).collect::<Vec<_>>(),
                 "system": self.history[0].message.content,
@@ -332,9 +342,16 @@ impl Agent {
                     if dropped == 1 { "was" } else { "were" }
                 ));
             }
+            let outcome = classify(&call.name, result.is_error, &result.text);
+            if let Some(o) = outcome {
+                self.edit_outcomes.push(o);
+            }
+            let refusal =
+                matches!(outcome, Some(EditOutcome::Refused)).then(|| refusal_class(&result.text));
             self.log(
                 "tool",
-                json!({"turn": turn, "name": call.name, "args": call.arguments, "result": text, "is_error": result.is_error}),
+                json!({"turn": turn, "name": call.name, "args": call.arguments, "result": text,
+                       "is_error": result.is_error, "edit_outcome": outcome, "refusal": refusal}),
             );
             self.emit(Event::Result {
                 first_line: text.lines().next().unwrap_or("").to_string(),
@@ -662,7 +679,30 @@ impl Agent {
             elapsed,
             run_id: self.trajectory.id.clone(),
             trajectory: self.trajectory.path.to_string(),
+            edit_outcomes: std::mem::take(&mut self.edit_outcomes),
         }
+    }
+}
+
+/// Which kind of refusal an edit met, for the rung report in the trajectory.
+fn refusal_class(text: &str) -> &'static str {
+    let t = text.to_ascii_lowercase();
+    if t.contains("has not been read") || t.contains("changed on disk since") {
+        "not_read"
+    } else if t.contains("found") && t.contains("times") || t.contains("ambiguous") {
+        "ambiguous"
+    } else if t.contains("not found")
+        || t.contains("no match")
+        || t.contains("did not apply")
+        || t.contains("failed")
+    {
+        "not_found"
+    } else if t.contains("over-edit") || t.contains("allow_shrink") || t.contains("use ws_write") {
+        "guard"
+    } else if t.contains("must be") || t.contains(" needs \"") || t.contains("does not take") {
+        "arguments"
+    } else {
+        "other"
     }
 }
 
@@ -817,6 +857,26 @@ mod tests {
         assert!(!prompt_was_cut(8000, 9000));
         assert!(!prompt_was_cut(0, 9000));
         assert!(!prompt_was_cut(100, 500));
+    }
+
+    #[test]
+    fn refusals_are_classed() {
+        assert_eq!(
+            refusal_class("edit refused — a.py has not been read in this session."),
+            "not_read"
+        );
+        assert_eq!(
+            refusal_class("old_str found 3 times in a.py (lines 1, 4, 9)"),
+            "ambiguous"
+        );
+        assert_eq!(
+            refusal_class("old_str not found in a.py. The closest region"),
+            "not_found"
+        );
+        assert_eq!(
+            refusal_class("ws_edit: \"path\" must be a string, got 3"),
+            "arguments"
+        );
     }
 
     #[test]

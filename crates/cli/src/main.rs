@@ -69,6 +69,12 @@ enum Command {
         #[arg(long, global = true)]
         root: Option<PathBuf>,
     },
+    /// What the edit-format bandit learned: `stats` per model family and language (arms,
+    /// pulls, means, drift profile), `why` for the next choice, `reset` to forget.
+    Evolve {
+        #[command(subcommand)]
+        action: EvolveAction,
+    },
     /// List the models the endpoint serves.
     Models {
         /// The model server's OpenAI-compatible base URL (default: SLMCODE_ENDPOINT, the
@@ -156,6 +162,26 @@ enum Command {
         #[arg(long)]
         root: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+enum EvolveAction {
+    /// Each model family and language: arms with pulls and means, and the drift profile.
+    Stats,
+    /// Why the next run would take the edit format it takes.
+    Why {
+        /// The model id (default: the configured model).
+        #[arg(long)]
+        model: Option<String>,
+        /// The language (default: the project's most common one).
+        #[arg(long)]
+        language: Option<String>,
+        /// Project root (default: the current directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// Forget everything learned.
+    Reset,
 }
 
 #[derive(Subcommand)]
@@ -326,6 +352,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             action: ConfigAction::Show { json },
             root,
         } => setup::show(&open_workspace(root)?, json),
+        Command::Evolve { action } => evolve_command(action),
         Command::Hooks { action, root } => hooks_command(&open_workspace(root)?, action),
         Command::Init { root, force } => setup::init(&open_workspace(root)?, force),
         Command::Doctor { root } => setup::doctor(&open_workspace(root)?),
@@ -394,6 +421,55 @@ pub fn with_project_hooks(registry: Registry, ws: &Workspace) -> Result<Registry
         Ok(None) => Ok(registry),
         Err(e) => bail!("{e}; fix it, or `slmcode hooks untrust` to run without hooks"),
     }
+}
+
+fn evolve_command(action: EvolveAction) -> Result<ExitCode> {
+    use slmcode_agent::evolve::{self, Evolve};
+    let Some(path) = Evolve::default_path() else {
+        bail!("no HOME or XDG_DATA_HOME, so there is no learned state");
+    };
+    let mut out = std::io::stdout().lock();
+    match action {
+        EvolveAction::Stats => {
+            let state = Evolve::load(&path)?;
+            writeln!(out, "{}", state.stats().trim_end())?;
+        }
+        EvolveAction::Why {
+            model,
+            language,
+            root,
+        } => {
+            let state = Evolve::load(&path)?;
+            let ws = open_workspace(root)?;
+            let model = model.or(ws.config.model.clone()).ok_or_else(|| {
+                anyhow::anyhow!("name the model: --model ID (or set model: in the config)")
+            })?;
+            let language = match language {
+                Some(l) => l,
+                None => run::task_language("", &ws).to_string(),
+            };
+            writeln!(
+                out,
+                "{}",
+                state
+                    .why(&evolve::model_family(&model), &language)
+                    .trim_end()
+            )?;
+        }
+        EvolveAction::Reset => {
+            let removed = Evolve::reset(&path)?;
+            writeln!(
+                out,
+                "{}",
+                if removed {
+                    format!("forgot everything learned ({} removed)", path.display())
+                } else {
+                    "nothing learned yet".to_string()
+                }
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {

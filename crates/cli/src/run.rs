@@ -11,6 +11,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use slmcode_aci::{Config, Registry, Workspace};
 use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, DEFAULT_ENDPOINT};
+use slmcode_agent::evolve::{self, Evolve};
+use slmcode_agent::prompt;
 use slmcode_agent::run::{Agent, Event, RunSettings};
 use slmcode_agent::skills::{self, SkillTool};
 use slmcode_agent::user_config;
@@ -40,6 +42,9 @@ pub struct RunArgs {
     /// Ask for whole replies instead of streamed ones.
     #[arg(long)]
     pub no_stream: bool,
+    /// Take the edit format with the best learned mean instead of sampling (no exploration).
+    #[arg(long)]
+    pub no_explore: bool,
 }
 
 impl RunArgs {
@@ -132,7 +137,24 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         eprintln!("slmcode: warning: skill {w}");
     }
     let skills_text = skills::render(&skill_list, &args.task);
-    let mut registry = Registry::coding();
+    // The edit format: the bandit's choice for this model family and language.
+    let family = evolve::model_family(&model);
+    let language = task_language(&args.task, &ws);
+    let state_path = Evolve::default_path();
+    let learned = match state_path.as_deref().map(Evolve::load) {
+        Some(Ok(e)) => e,
+        Some(Err(e)) => {
+            eprintln!("slmcode: warning: {e}; learning starts afresh for this run");
+            Evolve::default()
+        }
+        None => Evolve::default(),
+    };
+    let choice = learned.choose(&family, language, !args.no_explore, &mut rand::rng());
+    eprintln!(
+        "edit format: {} for {family} · {language} ({})",
+        choice.arm, choice.reason
+    );
+    let mut registry = prompt::registry_for(choice.arm, Registry::coding());
     if !skill_list.is_empty() {
         registry = registry.with(Arc::new(SkillTool::new(skill_list)));
     }
@@ -144,6 +166,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         max_tokens: u32::try_from(ws.config.max_tokens).unwrap_or(u32::MAX),
         temperature: None,
         context_window,
+        arm: choice.arm,
     };
     let endpoint = backend.endpoint().to_string();
     let agent = Agent::new(
@@ -167,6 +190,20 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         });
         agent.run(cancel).await
     })?;
+    if let Some(path) = &state_path {
+        // Learn from what the edit tools saw; a run without edits teaches nothing.
+        let mut learned = Evolve::load(path).unwrap_or(learned);
+        learned.record(
+            &family,
+            language,
+            choice.arm,
+            &outcome.edit_outcomes,
+            slmcode_aci::state::now(),
+        );
+        if let Err(e) = learned.save(path) {
+            eprintln!("slmcode: warning: could not save what this run taught: {e}");
+        }
+    }
     let answer = &outcome.answer;
     let files = if answer.files_changed.is_empty() {
         "no files changed".to_string()
@@ -246,4 +283,47 @@ fn progress(event: &Event) {
         Event::Note(n) => writeln!(err, "  [{n}]"),
         Event::Warning(w) => writeln!(err, "slmcode: warning: {w}"),
     };
+}
+
+/// The language a task edits: the files it names, else the project's most common language
+/// (file names only, through the jail, at most a few thousand entries).
+pub fn task_language(task: &str, ws: &Workspace) -> &'static str {
+    let named: Vec<&str> = task
+        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
+        .map(|w| w.trim_end_matches(['.', ':', ';']))
+        .filter(|w| w.contains('.') && evolve::language_of(w) != "other")
+        .collect();
+    if !named.is_empty() {
+        return evolve::dominant_language(named);
+    }
+    let mut names = Vec::new();
+    let mut dirs = vec![slmcode_aci::path::RelPath::root()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = ws.jail.read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.')
+                || matches!(
+                    name.as_str(),
+                    "target" | "node_modules" | "vendor" | "dist" | "build"
+                )
+            {
+                continue;
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(dir.join(&name));
+            } else {
+                names.push(name);
+            }
+            if names.len() >= 5000 {
+                break;
+            }
+        }
+        if names.len() >= 5000 {
+            break;
+        }
+    }
+    evolve::dominant_language(names.iter().map(String::as_str))
 }

@@ -24,10 +24,21 @@ fn run_with(
     env: &[(&str, &str)],
 ) -> Ran {
     let mut cmd = bin();
-    cmd.args(["run", task, "--json", "--endpoint", &model.url, "--root"])
-        .arg(p.root())
-        .args(args)
-        .env("SLMCODE_RETRY_BASE_MS", "1");
+    // A fresh learned state each run, and no exploration: these tests script search/replace.
+    let data = tempfile::tempdir().expect("data dir");
+    cmd.env("XDG_DATA_HOME", data.path());
+    cmd.args([
+        "run",
+        task,
+        "--json",
+        "--no-explore",
+        "--endpoint",
+        &model.url,
+        "--root",
+    ])
+    .arg(p.root())
+    .args(args)
+    .env("SLMCODE_RETRY_BASE_MS", "1");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -107,7 +118,15 @@ fn a_task_solved_with_native_calls() {
     let first = &model.requests()[0];
     assert_eq!(first["stream"], true);
     assert_eq!(first["model"], "test-model");
-    assert!(first["tools"].as_array().unwrap().len() >= 13);
+    // The coding tools with one edit tool (search/replace: ws_edit, not ws_patch).
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools.len(), 12, "{tools:?}");
+    assert!(tools.contains(&"ws_edit") && !tools.contains(&"ws_patch"));
     assert!(first["messages"][0]["content"]
         .as_str()
         .unwrap()

@@ -1,0 +1,177 @@
+//! The edit-format bandit seen from `slmcode run`: the chosen arm decides the edit tool and the
+//! worked example the model gets; a run's edit outcomes update the learned state;
+//! `slmcode evolve stats|why|reset` read and clear it.
+
+mod common;
+mod openai;
+
+use common::{bin, Project};
+use openai::{FakeModel, Scripted};
+use serde_json::{json, Value};
+
+const APP: &str = "def total(xs):\n    return sum(xs)\n";
+
+fn run(p: &Project, model: &FakeModel, data: &std::path::Path, args: &[&str]) -> (Value, String) {
+    let out = bin()
+        .args([
+            "run",
+            "make total skip None",
+            "--json",
+            "--endpoint",
+            &model.url,
+            "--root",
+        ])
+        .arg(p.root())
+        .args(args)
+        .env("XDG_DATA_HOME", data)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    (
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+        stderr,
+    )
+}
+
+fn evolve(data: &std::path::Path, args: &[&str], root: Option<&std::path::Path>) -> String {
+    let mut cmd = bin();
+    cmd.arg("evolve").args(args).env("XDG_DATA_HOME", data);
+    if let Some(r) = root {
+        cmd.arg("--root").arg(r);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+#[test]
+fn a_run_teaches_the_bandit_and_stats_show_the_drift() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    let data = tempfile::tempdir().unwrap();
+    let model = FakeModel::start(vec![
+        Scripted::call("ws_read", json!({"path": "app.py"})),
+        // Indentation drift: lands on the indentation rung.
+        Scripted::call(
+            "ws_edit",
+            json!({"path": "app.py", "old_str": "def total(xs):\nreturn sum(xs)", "new_str": "def total(xs):\nreturn sum(x for x in xs if x is not None)"}),
+        ),
+        Scripted::final_done("fixed"),
+    ]);
+    let (answer, stderr) = run(&p, &model, data.path(), &["--no-explore"]);
+    assert_eq!(answer["status"], "done", "{stderr}");
+    // A fresh key starts from the priors, which favour search_replace.
+    assert!(
+        stderr.contains("edit format: search_replace for test-model · python"),
+        "{stderr}"
+    );
+    let requests = model.requests();
+    let tools: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"ws_edit") && !tools.contains(&"ws_patch"),
+        "{tools:?}"
+    );
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(data.path().join("slmcode/evolve.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["keys"][0]["family"], "test-model");
+    assert_eq!(state["keys"][0]["language"], "python");
+    assert_eq!(state["keys"][0]["arms"]["search_replace"]["pulls"], 1);
+    let stats = evolve(data.path(), &["stats"], None);
+    assert!(
+        stats.contains("test-model · python: 100% indentation"),
+        "{stats}"
+    );
+    assert!(stats.contains("search_replace"), "{stats}");
+    // The rung report is in the trajectory.
+    let log = std::fs::read_dir(p.path(".slmcode/runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(
+        text.contains("\"edit_outcome\":{\"fuzzy\":\"indentation\"}"),
+        "{text}"
+    );
+    assert!(text.contains("\"edit_format\":\"search_replace\""));
+
+    let why = evolve(
+        data.path(),
+        &["why", "--model", "test-model", "--language", "python"],
+        Some(p.root()),
+    );
+    assert!(
+        why.contains("search_replace")
+            && why.contains("unified_diff")
+            && why.contains("whole_file"),
+        "{why}"
+    );
+    assert!(evolve(data.path(), &["reset"], None).starts_with("forgot everything learned"));
+    assert!(!data.path().join("slmcode/evolve.json").exists());
+    assert_eq!(
+        evolve(data.path(), &["reset"], None).trim(),
+        "nothing learned yet"
+    );
+}
+
+#[test]
+fn the_learned_arm_decides_the_edit_tool_and_the_example() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(data.path().join("slmcode")).unwrap();
+    // Evidence that this model lands unified diffs and fails search/replace on Python.
+    let state = json!({"version": 1, "keys": [{
+        "family": "test-model", "language": "python", "last_used": slmcode_aci::state::now(),
+        "arms": {"search_replace": {"successes": 0.0, "failures": 30.0, "pulls": 30},
+                 "unified_diff": {"successes": 30.0, "failures": 0.0, "pulls": 30},
+                 "whole_file": {"successes": 0.0, "failures": 10.0, "pulls": 10}}
+    }]});
+    std::fs::write(data.path().join("slmcode/evolve.json"), state.to_string()).unwrap();
+    let model = FakeModel::start(vec![
+        Scripted::call("ws_read", json!({"path": "app.py"})),
+        Scripted::call(
+            "ws_patch",
+            json!({"path": "app.py", "patch": "@@ -1,2 +1,2 @@\n def total(xs):\n-    return sum(xs)\n+    return sum(x for x in xs if x is not None)\n"}),
+        ),
+        Scripted::final_done("patched"),
+    ]);
+    let (answer, stderr) = run(&p, &model, data.path(), &["--no-explore"]);
+    assert_eq!(answer["status"], "done", "{stderr}");
+    assert!(stderr.contains("edit format: unified_diff"), "{stderr}");
+    let first = &model.requests()[0];
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"ws_patch") && !tools.contains(&"ws_edit"),
+        "{tools:?}"
+    );
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("ws_patch {\"path\":\"calc.py\",\"patch\":\"@@ -7,2 +7,2 @@"),
+        "{system}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("app.py")).unwrap(),
+        "def total(xs):\n    return sum(x for x in xs if x is not None)\n"
+    );
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(data.path().join("slmcode/evolve.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["keys"][0]["arms"]["unified_diff"]["pulls"], 31);
+}
