@@ -859,6 +859,50 @@ mod tests {
         assert!(!prompt_was_cut(100, 500));
     }
 
+    /// The rung report is read from the tools' texts: every note and hunk label the ladder can
+    /// produce must classify as its own rung, so a reworded note cannot silently stop learning.
+    #[test]
+    fn every_ladder_note_and_label_is_classified() {
+        use crate::evolve::Rung as Learned;
+        use slmcode_aci::matching::Rung;
+        let pairs = [
+            (Rung::TrailingWhitespace, Learned::TrailingWhitespace),
+            (Rung::Indentation, Learned::Indentation),
+            (Rung::BlankLines, Learned::BlankLines),
+            (Rung::Anchored, Learned::Anchored),
+            (Rung::Unicode, Learned::Unicode),
+            (Rung::Escapes, Learned::Escapes),
+        ];
+        for (rung, learned) in pairs {
+            let note = rung.note().unwrap_or_default();
+            let edit = format!("edited a.py (1 replacement(s))\n{note}");
+            assert_eq!(
+                classify("ws_edit", false, &edit),
+                Some(EditOutcome::Fuzzy(learned)),
+                "{note}"
+            );
+            let patch = format!(
+                "patched a.py: 1 hunk\nhunk 1/1 anchored@3..5 {}",
+                rung.label()
+            );
+            assert_eq!(
+                classify("ws_patch", false, &patch),
+                Some(EditOutcome::Fuzzy(learned)),
+                "{patch}"
+            );
+        }
+        let exact = "edited a.py (1 replacement(s))";
+        assert_eq!(classify("ws_edit", false, exact), Some(EditOutcome::Exact));
+        let gutter = format!(
+            "edited a.py (1 replacement(s))\n{}",
+            slmcode_aci::tools::GUTTER_NOTE
+        );
+        assert_eq!(
+            classify("ws_edit", false, &gutter),
+            Some(EditOutcome::Fuzzy(Learned::Gutter))
+        );
+    }
+
     #[test]
     fn refusals_are_classed() {
         assert_eq!(

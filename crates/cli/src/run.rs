@@ -115,6 +115,9 @@ pub fn models(config: &Config, query: Option<&str>, limit: usize) -> Result<Exit
 
 /// `slmcode run`.
 pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
+    if args.task.trim().is_empty() {
+        bail!("the task is empty: say what to do, e.g. slmcode run \"add a --verbose flag\"");
+    }
     let backend = backend(&ws.config, !args.no_stream)?;
     let runtime = runtime()?;
     // Is anyone there, and with which models? One clear error if not.

@@ -819,3 +819,13 @@ fn ctrl_c_stops_cleanly_and_names_the_trajectory() {
         "{text}"
     );
 }
+
+#[test]
+fn an_empty_task_is_refused_before_the_server_is_asked() {
+    let p = Project::new();
+    let model = FakeModel::start(vec![]);
+    let r = run(&p, &model, "   ");
+    assert_eq!(r.code, Some(2));
+    assert!(r.stderr.contains("the task is empty"), "{}", r.stderr);
+    assert!(model.requests().is_empty());
+}
