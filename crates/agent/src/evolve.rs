@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -928,36 +928,7 @@ impl Evolve {
             serde_json::to_vec_pretty(&file).map_err(|e| write_err(io::Error::other(e)))?;
         json.push(b'\n');
 
-        let name = path.file_name().ok_or_else(|| {
-            write_err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the path has no file name",
-            ))
-        })?;
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        fs::create_dir_all(&dir).map_err(write_err)?;
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let mut tmp_name = OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(format!(".tmp.{}.{nanos}", std::process::id()));
-        let tmp = dir.join(tmp_name);
-
-        let written = write_private(&tmp, &json).and_then(|()| fs::rename(&tmp, path));
-        if let Err(e) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(write_err(e));
-        }
-        // Make the rename itself durable; not every platform can open a directory.
-        if let Ok(d) = fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        crate::user_config::save_private(path, &json).map_err(write_err)
     }
 
     /// Where the state lives by default: `$XDG_DATA_HOME/slmcode/evolve.json`, else
@@ -1205,30 +1176,8 @@ impl Evolve {
 /// The default path from the two variables; a relative XDG_DATA_HOME is ignored, as the
 /// XDG spec says.
 fn default_path_from(xdg: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
-    if let Some(xdg) = xdg.map(PathBuf::from).filter(|p| p.is_absolute()) {
-        return Some(xdg.join("slmcode").join("evolve.json"));
-    }
-    home.filter(|h| !h.is_empty()).map(|h| {
-        PathBuf::from(h)
-            .join(".local")
-            .join("share")
-            .join("slmcode")
-            .join("evolve.json")
-    })
-}
-
-/// Creates `path` (which must not exist) readable by the owner only, writes `bytes`, fsyncs.
-fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
+    crate::user_config::base_dir_from(xdg, home, ".local/share")
+        .map(|d| d.join("slmcode").join("evolve.json"))
 }
 
 /// `family · language: 31% indentation, 12% trailing whitespace, 5% refused (42 edits)`:

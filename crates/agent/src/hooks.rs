@@ -169,13 +169,9 @@ pub fn set_trust(root: &Path, hash: Option<&str>) -> Result<bool, String> {
         Some(h) => map.insert(key, h.to_string()).as_deref() != Some(h),
         None => map.remove(&key).is_some(),
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
     let text = serde_json::to_vec_pretty(&map).map_err(|e| e.to_string())?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    crate::user_config::save_private(&path, &text)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(changed)
 }
 
