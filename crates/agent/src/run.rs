@@ -611,10 +611,8 @@ impl Agent {
     /// call keeps its result.
     fn compact(&mut self) {
         let budget = (self.settings.context_window as f64 * COMPACT_AT) as usize;
-        let total = |h: &[Entry], tools: &[Value]| {
-            let messages: Vec<Message> = h.iter().map(|e| e.message.clone()).collect();
-            estimate_tokens(&messages, tools)
-        };
+        let total =
+            |h: &[Entry], tools: &[Value]| estimate_tokens(h.iter().map(|e| &e.message), tools);
         if total(&self.history, &self.tools_json) <= budget {
             return;
         }
@@ -735,22 +733,21 @@ fn result_summary(call: &Call, result: &ToolResult) -> String {
 
 /// Tokens of a request, estimated at 3.5 characters a token plus a little per message; close
 /// enough to decide when to compact, and to notice a prompt the server cut.
-pub fn estimate_tokens(messages: &[Message], tools: &[Value]) -> usize {
-    let chars: usize = messages
-        .iter()
-        .map(|m| {
-            m.content.chars().count()
-                + m.tool_calls
-                    .iter()
-                    .map(|c| c.function.name.len() + c.function.arguments.chars().count())
-                    .sum::<usize>()
-        })
-        .sum::<usize>()
-        + tools
-            .iter()
-            .map(|t| t.to_string().chars().count())
-            .sum::<usize>();
-    chars * 2 / 7 + messages.len() * 4
+pub fn estimate_tokens<'a>(
+    messages: impl IntoIterator<Item = &'a Message>,
+    tools: &[Value],
+) -> usize {
+    let mut count = 0;
+    let mut chars: usize = tools.iter().map(|t| t.to_string().chars().count()).sum();
+    for m in messages {
+        count += 1;
+        chars += m.content.chars().count()
+            + m.tool_calls
+                .iter()
+                .map(|c| c.function.name.len() + c.function.arguments.chars().count())
+                .sum::<usize>();
+    }
+    chars * 2 / 7 + count * 4
 }
 
 /// The server counted far fewer prompt tokens than were sent: it cut the prompt.

@@ -804,31 +804,13 @@ impl<'t> Brackets<'t> {
 
     fn pass(&mut self, from: usize) {
         self.passes += 1;
-        let b = self.bytes;
         let mut stack = Vec::new();
-        let mut quote = None;
-        let mut i = from;
-        while let Some(&c) = b.get(i) {
-            match quote {
-                Some(q) => {
-                    if c == b'\\' {
-                        i += 1;
-                    } else if c == q {
-                        quote = None;
-                    }
-                }
-                None => match c {
-                    b'"' | b'\'' => quote = Some(c),
-                    b'{' | b'[' => stack.push(i),
-                    b'}' | b']' => {
-                        if let Some(open) = stack.pop() {
-                            self.known.entry(open).or_insert(Some(i + 1));
-                        }
-                    }
-                    _ => {}
-                },
+        for (at, opens) in bracket_events(self.bytes, from) {
+            if opens {
+                stack.push(at);
+            } else if let Some(open) = stack.pop() {
+                self.known.entry(open).or_insert(Some(at + 1));
             }
-            i += 1;
         }
         for open in stack {
             self.known.entry(open).or_insert(None);
@@ -1930,34 +1912,49 @@ fn py_call_start(b: &[u8], i: usize) -> bool {
     b.get(skip_ws(b, j)) == Some(&b'(')
 }
 
+/// The brackets of `b` from `from` on that lie outside strings (either quote; backslash escapes
+/// skipped): `(index, true)` for an opener, `(index, false)` for a closer. The one scanner
+/// behind [`balanced_end`] and the [`Brackets`] cache.
+fn bracket_events(b: &[u8], from: usize) -> impl Iterator<Item = (usize, bool)> + '_ {
+    let mut quote = None;
+    let mut i = from;
+    std::iter::from_fn(move || {
+        while let Some(&c) = b.get(i) {
+            let at = i;
+            i += 1;
+            match quote {
+                Some(q) => {
+                    if c == b'\\' {
+                        i += 1;
+                    } else if c == q {
+                        quote = None;
+                    }
+                }
+                None => match c {
+                    b'"' | b'\'' => quote = Some(c),
+                    b'{' | b'[' => return Some((at, true)),
+                    b'}' | b']' => return Some((at, false)),
+                    _ => {}
+                },
+            }
+        }
+        None
+    })
+}
+
 /// The end of the bracketed value opening at `start`, skipping strings in either quote;
 /// `None` when the text ends first.
 fn balanced_end(b: &[u8], start: usize) -> Option<usize> {
     let mut depth = 0usize;
-    let mut quote = None;
-    let mut i = start;
-    while let Some(&c) = b.get(i) {
-        match quote {
-            Some(q) => {
-                if c == b'\\' {
-                    i += 1;
-                } else if c == q {
-                    quote = None;
-                }
+    for (at, opens) in bracket_events(b, start) {
+        if opens {
+            depth += 1;
+        } else {
+            depth = depth.saturating_sub(1);
+            if depth == 0 {
+                return Some(at + 1);
             }
-            None => match c {
-                b'"' | b'\'' => quote = Some(c),
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        return Some(i + 1);
-                    }
-                }
-                _ => {}
-            },
         }
-        i += 1;
     }
     None
 }

@@ -69,15 +69,9 @@ fn a_run_teaches_the_bandit_and_stats_show_the_drift() {
         stderr.contains("edit format: search_replace for test-model · python"),
         "{stderr}"
     );
-    let requests = model.requests();
-    let tools: Vec<&str> = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = model.tool_names(0);
     assert!(
-        tools.contains(&"ws_edit") && !tools.contains(&"ws_patch"),
+        tools.iter().any(|t| t == "ws_edit") && !tools.iter().any(|t| t == "ws_patch"),
         "{tools:?}"
     );
     let state: Value =
@@ -151,14 +145,9 @@ fn the_learned_arm_decides_the_edit_tool_and_the_example() {
     assert_eq!(answer["status"], "done", "{stderr}");
     assert!(stderr.contains("edit format: unified_diff"), "{stderr}");
     let first = &model.requests()[0];
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = model.tool_names(0);
     assert!(
-        tools.contains(&"ws_patch") && !tools.contains(&"ws_edit"),
+        tools.iter().any(|t| t == "ws_patch") && !tools.iter().any(|t| t == "ws_edit"),
         "{tools:?}"
     );
     let system = first["messages"][0]["content"].as_str().unwrap();

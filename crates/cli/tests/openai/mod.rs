@@ -123,6 +123,19 @@ impl FakeModel {
         self.shared.lock().unwrap().requests.clone()
     }
 
+    /// The names of the tools offered in chat request `i`.
+    pub fn tool_names(&self, i: usize) -> Vec<String> {
+        self.requests()[i]["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The Authorization header of each chat request.
     pub fn auth_headers(&self) -> Vec<Option<String>> {
         self.shared.lock().unwrap().auth.clone()
