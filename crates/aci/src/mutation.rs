@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 
+use crate::boundary::{self, Boundary, Protected};
 use crate::config::PermissionMode;
 use crate::path::{Jail, PathError, RelPath};
 use crate::pending;
@@ -24,10 +25,7 @@ use crate::registry::ToolError;
 use crate::syntax::{self, SyntaxError, Verdict};
 use crate::workspace::{ReadRecord, Workspace};
 
-/// The harness's own directory: tools never write under it, except in [`SCRATCH`].
-pub const CONTROL_DIR: &str = ".slmcode";
-/// The one place under [`CONTROL_DIR`] tools may write.
-pub const SCRATCH: &str = "scratch";
+pub use crate::boundary::{CONTROL_DIR, SCRATCH};
 /// Mode of a file the tools create.
 pub const NEW_FILE_MODE: u32 = 0o644;
 
@@ -113,8 +111,7 @@ pub fn target(ws: &Workspace, path: &RelPath, verb: &str) -> Result<Target, Tool
         Err(PathError::NotFound { .. }) => (resolve_new(jail, path, verb)?, None),
         Err(e) => return Err(e.into()),
     };
-    check_boundary(path, &real, verb)?;
-    check_identity(jail, path, &real, verb)?;
+    check_boundary_on_disk(jail, path, &real, verb)?;
     check_focus(ws, path, &real, verb)?;
     Ok(Target {
         given: path.clone(),
@@ -310,8 +307,7 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
     let meta = ws.jail.symlink_metadata(path)?;
     // The entry itself is removed, so it is judged by where it is, not where a link leads.
     let real = ws.jail.resolve(&path.parent())?.join(path.file_name());
-    check_boundary(path, &real, verb)?;
-    check_identity(&ws.jail, path, &real, verb)?;
+    let protected = check_boundary_on_disk(&ws.jail, path, &real, verb)?;
     check_focus(ws, path, &real, verb)?;
     let mut paths = Vec::new();
     if meta.is_dir() {
@@ -320,7 +316,28 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
                 "delete refused — {path} is a directory. To delete it and everything in it, repeat the call with \"recursive\": true."
             )));
         }
+        // A directory holding a protected entry (a nested repository's .git, a gitdir target)
+        // is not deleted whole: that entry would go with it.
+        if let Some(inner) = protected
+            .entries
+            .iter()
+            .find(|e| boundary::is_under(&e.path, &real))
+        {
+            return Err(ToolError::Refused(
+                inner
+                    .boundary
+                    .refusal(&format!("{path} (it holds {})", inner.path), verb),
+            ));
+        }
         collect_tree(&ws.jail, &real, &mut paths)?;
+        if let Some((p, b)) = paths
+            .iter()
+            .find_map(|p| boundary::classify(p).map(|b| (p, b)))
+        {
+            return Err(ToolError::Refused(
+                b.refusal(&format!("{path} (it holds {p})"), verb),
+            ));
+        }
     } else {
         paths.push(real.clone());
     }
@@ -387,8 +404,9 @@ pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved,
                 .into(),
         ));
     }
-    // Moving a control file away counts as deleting it.
+    // Moving a control file away counts as deleting it; onto one, as writing it.
     check_boundary(from, from, verb)?;
+    check_boundary(to, to, verb)?;
     let meta = ws.jail.symlink_metadata(from)?;
     if meta.is_dir() {
         return Err(ToolError::Refused(format!(
@@ -396,8 +414,7 @@ pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved,
         )));
     }
     let from_real = ws.jail.resolve(&from.parent())?.join(from.file_name());
-    check_boundary(from, &from_real, verb)?;
-    check_identity(&ws.jail, from, &from_real, verb)?;
+    check_boundary_on_disk(&ws.jail, from, &from_real, verb)?;
     check_focus(ws, from, &from_real, verb)?;
     match ws.jail.symlink_metadata(to) {
         Err(PathError::NotFound { .. }) => {}
@@ -656,70 +673,48 @@ fn resolve_new(jail: &Jail, path: &RelPath, verb: &str) -> Result<RelPath, ToolE
     }
 }
 
-/// True when `path` lies under `.slmcode/` (first component compared case-insensitively)
-/// outside `.slmcode/scratch/`.
-pub fn is_control_path(path: &RelPath) -> bool {
-    let comps: Vec<&str> = path.components().collect();
-    match comps.first() {
-        Some(first) if first.eq_ignore_ascii_case(CONTROL_DIR) => {
-            !(comps.len() >= 3 && comps[1] == SCRATCH)
-        }
-        _ => false,
-    }
-}
-
-fn boundary_refusal(shown: &RelPath, verb: &str) -> ToolError {
-    ToolError::Refused(format!(
-        "{verb} refused — {shown} is harness control state, not project source.\n\
-         Files under .slmcode/ (hooks.json, config.yaml, pending/, checkpoints/) configure the\n\
-         harness itself and are never edited by tools.\n\
-         If you need scratch space, write under .slmcode/scratch/ instead."
-    ))
-}
-
+/// Refuses a path whose text crosses a boundary (`.slmcode/` or any `.git`).
 fn check_boundary(given: &RelPath, path: &RelPath, verb: &str) -> Result<(), ToolError> {
-    if is_control_path(path) {
-        return Err(boundary_refusal(given, verb));
+    match boundary::classify(path) {
+        Some(b) => Err(ToolError::Refused(b.refusal(&given.to_string(), verb))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-/// The identity check: no existing directory on the way to the file may *be* `.slmcode/`
-/// (same device and inode) unless a nearer one is its `scratch/`. Catches aliases the path
-/// text cannot show, such as a bind mount or a hard-linked directory.
-fn check_identity(
+/// The checks that need the disk: `real` (symlinks resolved) must not lie in a protected place
+/// — by its text, under a `gitdir:` target, or because a directory on its way *is* a protected
+/// one (same device and inode: a bind mount or a hard-linked directory) unless a nearer one is
+/// `.slmcode/scratch/`. Returns what was found, for callers that check more paths.
+fn check_boundary_on_disk(
     jail: &Jail,
     given: &RelPath,
     real: &RelPath,
     verb: &str,
-) -> Result<(), ToolError> {
-    let control = RelPath::root().join(CONTROL_DIR);
-    let Ok(control_meta) = jail.metadata(&control) else {
-        return Ok(());
-    };
-    let id = |m: &cap_std::fs::Metadata| (m.dev(), m.ino());
-    let control_id = id(&control_meta);
-    let scratch_id = jail.metadata(&control.join(SCRATCH)).ok().map(|m| id(&m));
-
-    let scratch = control.join(SCRATCH);
+) -> Result<Protected, ToolError> {
+    let protected = Protected::discover(jail);
+    let refuse = |b: Boundary| Err(ToolError::Refused(b.refusal(&given.to_string(), verb)));
+    if let Some(b) = protected.classify(real) {
+        return refuse(b);
+    }
+    let scratch = RelPath::root().join(CONTROL_DIR).join(SCRATCH);
     let mut dir = real.parent();
     loop {
         // `real` has every existing symlink resolved, so reaching the scratch directory by
         // name (even before it exists) means the file is inside it.
         if dir == scratch {
-            return Ok(());
+            return Ok(protected);
         }
         if let Ok(meta) = jail.metadata(&dir) {
-            let here = id(&meta);
-            if Some(here) == scratch_id {
-                return Ok(());
+            let id = (meta.dev(), meta.ino());
+            if protected.is_scratch(id) {
+                return Ok(protected);
             }
-            if here == control_id {
-                return Err(boundary_refusal(given, verb));
+            if let Some(e) = protected.by_identity(id) {
+                return refuse(e.boundary);
             }
         }
         if dir.is_root() {
-            return Ok(());
+            return Ok(protected);
         }
         dir = dir.parent();
     }
@@ -753,18 +748,6 @@ mod tests {
 
     fn rel(s: &str) -> RelPath {
         RelPath::parse(s, Path::new("/p")).unwrap()
-    }
-
-    #[test]
-    fn control_paths() {
-        assert!(is_control_path(&rel(".slmcode/hooks.json")));
-        assert!(is_control_path(&rel(".SLMCODE/config.yaml")));
-        assert!(is_control_path(&rel(".slmcode")));
-        assert!(is_control_path(&rel(".slmcode/scratch")));
-        assert!(is_control_path(&rel(".slmcode/Scratch/x")));
-        assert!(!is_control_path(&rel(".slmcode/scratch/notes.md")));
-        assert!(!is_control_path(&rel("src/.slmcode/x")));
-        assert!(!is_control_path(&rel("slmcode/x")));
     }
 
     #[test]

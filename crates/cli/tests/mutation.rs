@@ -290,3 +290,113 @@ fn review_stages_and_pending_applies_or_rejects() {
     assert_eq!(code, Some(1));
     assert!(err.contains("is not a pending change id"), "{err}");
 }
+
+const GIT_BOUNDARY: &str = "is inside git's own directory (.git)";
+
+/// A git checkout with a submodule-style `.git` file whose gitdir lies elsewhere in the
+/// project, and a nested repository further down.
+fn git_project() -> Project {
+    let p = Project::new();
+    p.write("README.md", "# readme\n");
+    common::git(p.root(), &["init", "-q"]);
+    common::git(p.root(), &["add", "README.md"]);
+    common::git(p.root(), &["commit", "-q", "-m", "init"]);
+    p.write(".git/hooks/pre-commit.sample", "#!/bin/sh\nexit 0\n");
+    p.write("moved-git/config", "[core]\n\tbare = false\n");
+    p.write("sub/.git", "gitdir: ../moved-git\n");
+    p.write("vendor/lib/.git/config", "[core]\n\tbare = false\n");
+    p.write("vendor/lib/src.c", "int x;\n");
+    p.symlink(".git", "g");
+    p
+}
+
+#[test]
+fn git_directories_are_refused_to_every_tool_in_every_spelling() {
+    let p = git_project();
+    let before = common::snapshot(p.root());
+    let calls: Vec<(&str, serde_json::Value)> = vec![
+        (
+            "ws_write",
+            json!({"path": ".git/hooks/post-checkout", "content": "#!/bin/sh\nid\n"}),
+        ),
+        (
+            "ws_write",
+            json!({"path": ".GIT/hooks/pre-commit", "content": "#!/bin/sh\nid\n"}),
+        ),
+        (
+            "ws_write",
+            json!({"path": "./.git/config", "content": "[core]\n\tfsmonitor = id\n"}),
+        ),
+        (
+            "ws_write",
+            json!({"path": ".git./config", "content": "x\n"}),
+        ),
+        (
+            "ws_write",
+            json!({"path": "g/hooks/pre-push", "content": "#!/bin/sh\nid\n"}),
+        ),
+        (
+            "ws_write",
+            json!({"path": "sub/.git", "content": "gitdir: ../evil\n"}),
+        ),
+        (
+            "ws_write",
+            json!({"path": "moved-git/hooks/post-checkout", "content": "id\n"}),
+        ),
+        (
+            "ws_write",
+            json!({"path": "vendor/lib/.git/config", "content": "x\n"}),
+        ),
+        ("ws_delete", json!({"path": ".git/config"})),
+        ("ws_delete", json!({"path": ".git", "recursive": true})),
+        ("ws_delete", json!({"path": "vendor", "recursive": true})),
+        ("ws_delete", json!({"path": "moved-git/config"})),
+        (
+            "ws_mv",
+            json!({"from": ".git/hooks/pre-commit.sample", "to": ".git/hooks/pre-commit"}),
+        ),
+        (
+            "ws_mv",
+            json!({"from": "README.md", "to": ".git/hooks/pre-commit"}),
+        ),
+        ("ws_mv", json!({"from": ".git/config", "to": "config.txt"})),
+        ("ws_mv", json!({"from": "README.md", "to": "sub/.git"})),
+    ];
+    for (tool, args) in &calls {
+        let msg = p.err(tool, &args.to_string());
+        assert!(msg.contains(GIT_BOUNDARY), "{tool} {args}: {msg}");
+        assert!(msg.contains("Committing"), "{tool} {args}: {msg}");
+    }
+    // Edits and patches of files that were read first.
+    for (tool, args) in [
+        (
+            "ws_edit",
+            json!({"path": ".git/config", "old_str": "bare = false", "new_str": "fsmonitor = id"}),
+        ),
+        (
+            "ws_patch",
+            json!({"path": "g/config", "patch": "<<<<<<< SEARCH\n\tbare = false\n=======\n\tfsmonitor = id\n>>>>>>> REPLACE\n"}),
+        ),
+        (
+            "ws_edit",
+            json!({"path": "moved-git/config", "old_str": "bare = false", "new_str": "fsmonitor = id"}),
+        ),
+    ] {
+        let path = args["path"].as_str().unwrap().to_string();
+        let reply = read_then(&p, &path, tool, args, &[]);
+        assert_eq!(reply["is_error"], true, "{reply}");
+        assert!(
+            reply["text"].as_str().unwrap().contains(GIT_BOUNDARY),
+            "{reply}"
+        );
+    }
+    assert_eq!(
+        common::snapshot(p.root()),
+        before,
+        "a refused call changed the tree"
+    );
+    // Moving a tracked file still works: slmcode runs `git mv` itself.
+    let text = p.ok("ws_mv", r#"{"from":"README.md","to":"docs/README.md"}"#);
+    assert!(text.contains("git mv"), "{text}");
+    assert!(p.path("docs/README.md").exists());
+}

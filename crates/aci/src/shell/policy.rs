@@ -12,7 +12,7 @@ use brush_parser::ast::{
     IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, SeparatorOperator, SimpleCommand,
 };
 
-use crate::mutation::is_control_path;
+use crate::boundary::is_control_path;
 use crate::path::{Jail, RelPath};
 
 /// The user's additions to what may run.

@@ -17,7 +17,7 @@ use landlock::{
     RulesetCreatedAttr, RulesetStatus, ABI,
 };
 
-use crate::mutation::{CONTROL_DIR, SCRATCH};
+use crate::boundary::{CONTROL_DIR, SCRATCH};
 
 /// A ruleset built in the parent, applied in the child between fork and exec.
 pub struct Prepared {

@@ -174,3 +174,42 @@ pub fn git(root: &Path, args: &[&str]) {
         .expect("git");
     assert!(st.success(), "git {args:?} failed");
 }
+
+/// Every entry under `dir` (recursively, symlinks not followed): its path relative to `dir`
+/// and its bytes (`None` for a directory, the link text for a symlink). Compare two snapshots
+/// to prove a refused call changed nothing.
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Option<Vec<u8>>> {
+    fn walk(
+        base: &Path,
+        dir: &Path,
+        out: &mut std::collections::BTreeMap<String, Option<Vec<u8>>>,
+    ) {
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in read.flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(base)
+                .expect("inside")
+                .to_string_lossy()
+                .into_owned();
+            let kind = entry.file_type().expect("file type");
+            if kind.is_symlink() {
+                let target = std::fs::read_link(&path).expect("read link");
+                out.insert(
+                    rel,
+                    Some(target.to_string_lossy().into_owned().into_bytes()),
+                );
+            } else if kind.is_dir() {
+                out.insert(rel, None);
+                walk(base, &path, out);
+            } else {
+                out.insert(rel, Some(std::fs::read(&path).expect("read")));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
