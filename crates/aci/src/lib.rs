@@ -7,6 +7,7 @@
 pub mod boundary;
 pub mod checkpoint;
 pub mod config;
+pub mod git;
 pub mod loopguard;
 pub mod matching;
 pub mod mutation;

@@ -457,26 +457,25 @@ fn git_tracked(ws: &Workspace, path: &RelPath) -> bool {
     {
         return false;
     }
-    std::process::Command::new("git")
-        .args(["ls-files", "--error-unmatch", "--"])
+    let Ok(mut cmd) = crate::git::command(ws.jail.root()) else {
+        return false;
+    };
+    cmd.args(["ls-files", "--error-unmatch", "--"])
         .arg(path.as_path())
-        .current_dir(ws.jail.root())
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
 }
 
+/// `git mv`, hardened like every git slmcode runs (no hooks, fsmonitor or filters).
 fn git_mv(ws: &Workspace, from: &RelPath, to: &RelPath) -> Result<(), ToolError> {
-    let out = std::process::Command::new("git")
-        .args(["-c", "core.fsmonitor=false", "mv", "--"])
+    let mut cmd = crate::git::command(ws.jail.root())
+        .map_err(|e| ToolError::Refused(format!("git mv could not run: {e}")))?;
+    let out = cmd
+        .args(["mv", "--"])
         .arg(from.as_path())
         .arg(to.as_path())
-        .current_dir(ws.jail.root())
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| ToolError::Refused(format!("git mv could not run: {e}")))?;
     if !out.status.success() {

@@ -1,12 +1,12 @@
 //! git_status and git_diff: read-only views through the git binary.
 //!
-//! Run so that a hostile checkout cannot make them act: no pager, no external diff or textconv
-//! drivers, fsmonitor off, no optional index locks (status must not write), no prompts.
+//! Run through [`crate::git::command`], so a hostile checkout cannot make them act: no pager,
+//! hooks, fsmonitor or filters, no optional index locks (status must not write), no prompts;
+//! the diff also passes `--no-ext-diff --no-textconv`.
 
 use std::borrow::Cow;
 
 use std::io::ErrorKind;
-use std::process::{Command, Stdio};
 
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::workspace::Workspace;
@@ -126,37 +126,21 @@ impl Tool for GitDiffTool {
 /// Runs git in the workspace root with the hardening described above; an error result says
 /// clearly when git is missing or the root is not a repository.
 fn git(ws: &Workspace, argv: &[&str]) -> Result<String, ToolError> {
-    let output = Command::new("git")
-        .args([
-            "--no-pager",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.pager=cat",
-            "-c",
-            "color.ui=false",
-            "-c",
-            "diff.external=",
-        ])
-        .args(argv)
-        .current_dir(ws.jail.root())
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_PAGER", "cat")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_EXTERNAL_DIFF")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            if e.kind() == ErrorKind::NotFound {
-                ToolError::Refused(
-                    "git is not installed (no \"git\" on PATH), so git_status and git_diff are unavailable. See files with ws_list and ws_glob instead.".into(),
-                )
-            } else {
-                ToolError::Refused(format!("git could not be started: {e}"))
-            }
-        })?;
+    let mut cmd = crate::git::command(ws.jail.root()).map_err(|e| match e {
+        crate::git::GitError::Missing => ToolError::Refused(
+            "git is not installed (no \"git\" on PATH), so git_status and git_diff are unavailable. See files with ws_list and ws_glob instead.".into(),
+        ),
+        other => ToolError::Refused(format!("{other}. See files with ws_list and ws_glob instead.")),
+    })?;
+    let output = cmd.args(argv).output().map_err(|e| {
+        if e.kind() == ErrorKind::NotFound {
+            ToolError::Refused(
+                "git is not installed (no \"git\" on PATH), so git_status and git_diff are unavailable. See files with ws_list and ws_glob instead.".into(),
+            )
+        } else {
+            ToolError::Refused(format!("git could not be started: {e}"))
+        }
+    })?;
     if output.status.success() {
         return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
     }
