@@ -49,25 +49,35 @@ pub enum GitError {
 }
 
 /// The configuration overrides, as `(key, value)` pairs, for git processes in `root`: the fixed
-/// list plus, for every filter driver that the repository's config (all scopes, includes
-/// followed) or one of `other_git_dirs`' configs defines, its `clean`, `smudge` and `process`
-/// emptied and `required` off — an empty filter command means no filter.
+/// list plus, for every filter driver that the repository's own config (local and worktree
+/// scope, includes followed) or one of `other_git_dirs`' configs defines, its `clean`,
+/// `smudge` and `process` emptied and `required` off — an empty filter command means no
+/// filter. Drivers from the user's own global or system config (git-lfs) are the user's and
+/// stay.
 pub fn overrides(root: &Path, other_git_dirs: &[PathBuf]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = FIXED
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let mut drivers: Vec<String> = Vec::new();
-    let mut listings = vec![config_list(root, None)];
-    for dir in other_git_dirs {
-        listings.push(config_list(root, Some(&dir.join("config"))));
+    let mut keys: Vec<String> = Vec::new();
+    if let Some(listing) = config_list(root, None) {
+        keys.extend(
+            config_entries(&listing)
+                .into_iter()
+                .filter(|(scope, _)| scope == "local" || scope == "worktree")
+                .map(|(_, key)| key),
+        );
     }
-    for listing in listings.into_iter().flatten() {
-        for key in config_keys(&listing) {
-            if let Some(driver) = filter_driver(&key) {
-                if !drivers.contains(&driver) {
-                    drivers.push(driver);
-                }
+    for dir in other_git_dirs {
+        if let Some(listing) = config_list(root, Some(&dir.join("config"))) {
+            keys.extend(config_entries(&listing).into_iter().map(|(_, key)| key));
+        }
+    }
+    let mut drivers: Vec<String> = Vec::new();
+    for key in keys {
+        if let Some(driver) = filter_driver(&key) {
+            if !drivers.contains(&driver) {
+                drivers.push(driver);
             }
         }
     }
@@ -141,8 +151,8 @@ fn check_version() -> Result<(), GitError> {
         .clone()
 }
 
-/// `git config --null --list` in `root` (or of one file), with the fixed overrides applied;
-/// listing config runs nothing. `None` when git is unavailable.
+/// `git config --null --show-scope --list` in `root` (or of one file), with the fixed
+/// overrides applied; listing config runs nothing. `None` when git is unavailable.
 fn config_list(root: &Path, file: Option<&Path>) -> Option<Vec<u8>> {
     check_version().ok()?;
     let fixed: Vec<(String, String)> = FIXED
@@ -155,7 +165,7 @@ fn config_list(root: &Path, file: Option<&Path>) -> Option<Vec<u8>> {
             cmd.env_remove(k);
         }
     }
-    cmd.args(["config", "--null", "--includes"]);
+    cmd.args(["config", "--null", "--includes", "--show-scope"]);
     if let Some(f) = file {
         cmd.arg("--file").arg(f);
     }
@@ -167,16 +177,22 @@ fn config_list(root: &Path, file: Option<&Path>) -> Option<Vec<u8>> {
     cmd.output().ok().map(|o| o.stdout)
 }
 
-/// The keys of a `--null` listing: entries are `key\nvalue\0` (or `key\0` for a bare key).
-fn config_keys(listing: &[u8]) -> Vec<String> {
-    listing
-        .split(|b| *b == 0)
-        .filter(|e| !e.is_empty())
-        .map(|e| {
-            let key = e.split(|b| *b == b'\n').next().unwrap_or_default();
-            String::from_utf8_lossy(key).into_owned()
-        })
-        .collect()
+/// The `(scope, key)` pairs of a `--null --show-scope` listing: entries are
+/// `scope\0key\nvalue\0` (or `scope\0key\0` for a bare key).
+fn config_entries(listing: &[u8]) -> Vec<(String, String)> {
+    let mut fields = listing.split(|b| *b == 0);
+    let mut out = Vec::new();
+    while let (Some(scope), Some(entry)) = (fields.next(), fields.next()) {
+        if scope.is_empty() {
+            break;
+        }
+        let key = entry.split(|b| *b == b'\n').next().unwrap_or_default();
+        out.push((
+            String::from_utf8_lossy(scope).into_owned(),
+            String::from_utf8_lossy(key).into_owned(),
+        ));
+    }
+    out
 }
 
 /// The driver name of a `filter.<driver>.<var>` key (the driver may hold dots).
@@ -192,18 +208,19 @@ mod tests {
 
     #[test]
     fn keys_and_drivers_from_a_listing() {
-        let listing = b"core.bare\nfalse\0filter.lfs.clean\ngit-lfs clean\0filter.a.b=c.smudge\nx\0user.name\nme\0bare\0";
-        let keys = config_keys(listing);
+        let listing = b"global\0filter.lfs.clean\ngit-lfs clean\0local\0core.bare\nfalse\0local\0filter.a.b=c.smudge\nx\0local\0bare\0";
+        let entries = config_entries(listing);
+        let keys: Vec<&str> = entries.iter().map(|(_, k)| k.as_str()).collect();
         assert_eq!(
             keys,
             [
-                "core.bare",
                 "filter.lfs.clean",
+                "core.bare",
                 "filter.a.b=c.smudge",
-                "user.name",
                 "bare"
             ]
         );
+        assert_eq!(entries[0].0, "global");
         let drivers: Vec<String> = keys.iter().filter_map(|k| filter_driver(k)).collect();
         assert_eq!(drivers, ["lfs", "a.b=c"]);
     }
