@@ -132,6 +132,9 @@ pub struct Protected {
     pub entries: Vec<Entry>,
     /// `.slmcode/scratch/`, when it exists: writable inside the control directory.
     pub scratch: Option<Entry>,
+    /// Where every entry named like `.git` was found, as found (not resolved): what a command
+    /// may not add.
+    pub git_names: Vec<RelPath>,
 }
 
 impl Protected {
@@ -164,6 +167,9 @@ impl Protected {
                 };
                 let path = item.path();
                 if is_git_name(&name) {
+                    if let Some(rel) = path.strip_prefix(root).ok().and_then(RelPath::from_walk) {
+                        found.git_names.push(rel);
+                    }
                     if let Some(e) = entry(root, &path, Boundary::Git) {
                         if kind.is_file() {
                             if let Some(target) = gitdir_target(&path) {
@@ -190,6 +196,7 @@ impl Protected {
             }
         }
         found.entries.sort_by(|a, b| a.path.cmp(&b.path));
+        found.git_names.sort();
         found
     }
 

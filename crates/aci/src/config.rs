@@ -63,8 +63,10 @@ pub struct Config {
     pub shell_allow: Vec<String>,
     /// allow, ask or deny.
     pub shell_permission: ShellPermission,
-    /// Confine ws_shell's writes with Landlock where the kernel has it.
+    /// Confine ws_shell (namespaces, Landlock) where the kernel allows it.
     pub sandbox: bool,
+    /// What network a ws_shell command gets.
+    pub shell_network: ShellNetwork,
     /// The model `slmcode run` asks for; none means the server's first model.
     pub model: Option<String>,
     /// The most turns one `slmcode run` may take.
@@ -89,6 +91,31 @@ pub enum ShellPermission {
     Deny,
 }
 
+/// What network a ws_shell command gets. Off by default: an allowed `npm test` must not be
+/// able to send a project file anywhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ShellNetwork {
+    /// No network at all.
+    #[default]
+    Deny,
+    /// A loopback of the command's own: servers a test starts are reachable, nothing on this
+    /// machine or beyond is.
+    Loopback,
+    /// The machine's network.
+    Allow,
+}
+
+impl ShellNetwork {
+    /// The config spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShellNetwork::Deny => "deny",
+            ShellNetwork::Loopback => "loopback",
+            ShellNetwork::Allow => "allow",
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -106,6 +133,7 @@ impl Default for Config {
             shell_allow: Vec::new(),
             shell_permission: ShellPermission::Allow,
             sandbox: true,
+            shell_network: ShellNetwork::Deny,
             model: None,
             max_turns: 30,
             max_tokens: 4096,
@@ -132,6 +160,7 @@ enum Slot {
     ShellPermission,
     /// `auto` or `off`.
     Sandbox,
+    ShellNetwork,
     /// A non-empty string.
     Text(fn(&mut Config) -> &mut Option<String>),
 }
@@ -219,6 +248,10 @@ const KEYS: &[Key] = &[
         slot: Slot::Sandbox,
     },
     Key {
+        name: "shell_network",
+        slot: Slot::ShellNetwork,
+    },
+    Key {
         name: "model",
         slot: Slot::Text(|c| &mut c.model),
     },
@@ -268,6 +301,7 @@ impl Key {
             }
             .into(),
             Slot::Sandbox => if c.sandbox { "auto" } else { "off" }.into(),
+            Slot::ShellNetwork => c.shell_network.name().into(),
             Slot::Text(field) => field(&mut c).clone().unwrap_or_else(|| "(none)".into()),
             Slot::Strings(field) | Slot::Globs(field) => {
                 serde_json::to_string(field(&mut c)).unwrap_or_default()
@@ -329,6 +363,14 @@ impl Key {
                     Some("auto") | Some("on") => true,
                     Some("off") => false,
                     _ => return Err(bad("auto or off".to_string())),
+                };
+            }
+            Slot::ShellNetwork => {
+                config.shell_network = match text.map(str::to_ascii_lowercase).as_deref() {
+                    Some("deny") | Some("off") => ShellNetwork::Deny,
+                    Some("loopback") => ShellNetwork::Loopback,
+                    Some("allow") | Some("on") => ShellNetwork::Allow,
+                    _ => return Err(bad("one of deny, loopback, allow".to_string())),
                 };
             }
             Slot::Text(field) => {

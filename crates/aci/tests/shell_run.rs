@@ -1,6 +1,8 @@
 //! Bounded execution: timeouts kill everything, nothing outlives a call, output memory stays
 //! flat, and a grandchild holding the pipe cannot hang the call. Each test looks for its own
-//! marker in /proc to prove there is no survivor.
+//! marker in /proc to prove there is no survivor. Containment is tested both ways: the
+//! supervisor alone (what hooks get, and what a kernel without namespaces gives) and the full
+//! sandbox.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,10 +14,50 @@ fn spec(command: &str, timeout_secs: u64) -> RunSpec {
         command: command.to_string(),
         cwd: PathBuf::from("/tmp"),
         timeout: Duration::from_secs(timeout_secs),
-        sandbox: None,
-        extra_env: Vec::new(),
+        env: slmcode_aci::shell::env::base(std::path::Path::new("/tmp")),
         stdin: Vec::new(),
+        confinement: std::sync::Arc::new(slmcode_aci::shell::sandbox::processes_only()),
     }
+}
+
+/// How a test's command is confined.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    /// The supervisor alone: no namespaces, descendants found and killed by a walk.
+    Supervised,
+    /// The full sandbox for a scratch workspace, network off.
+    Sandboxed,
+}
+
+const MODES: [Mode; 2] = [Mode::Supervised, Mode::Sandboxed];
+
+/// Runs `command` under `mode`; `tag` makes the markers of one mode differ from the other's.
+fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::run::RunOutput {
+    use slmcode_aci::boundary::Protected;
+    use slmcode_aci::config::ShellNetwork;
+    use slmcode_aci::path::Jail;
+    use slmcode_aci::shell::sandbox::{self, Plan};
+    let mut spec = spec(command, timeout_secs);
+    let dir = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    if let Mode::Sandboxed = mode {
+        let jail = Jail::open(dir.path()).unwrap();
+        let protected = Protected::discover(&jail);
+        let (c, report) = sandbox::prepare(&Plan {
+            root: jail.root(),
+            protected: &protected,
+            temp: temp.path(),
+            network: ShellNetwork::Deny,
+        });
+        assert!(
+            report.is_full() || std::env::var_os("SLMCODE_TEST_WEAK_SANDBOX").is_some(),
+            "this kernel gives a weaker sandbox ({}); set SLMCODE_TEST_WEAK_SANDBOX=1 to test it anyway",
+            report.describe()
+        );
+        spec.cwd = jail.root().to_path_buf();
+        spec.confinement = std::sync::Arc::new(c);
+    }
+    run(&spec).unwrap()
 }
 
 /// Processes whose command line contains `needle`.
@@ -61,24 +103,85 @@ fn a_timeout_kills_the_command_and_returns_promptly() {
 
 #[test]
 fn setsid_and_double_forks_leave_no_survivor() {
-    let out = run(&spec(
-        "setsid sleep 100.4343 & (sleep 100.4444 &) ; echo started",
+    for (i, mode) in MODES.iter().enumerate() {
+        let (a, b) = (format!("100.43{i}3"), format!("100.44{i}4"));
+        let out = run_in(
+            *mode,
+            &format!("setsid sleep {a} & (sleep {b} &) ; echo started"),
+            10,
+        );
+        assert_eq!(out.exit, Exit::Code(0), "{mode:?}");
+        assert_eq!(out.text(), "started\n", "{mode:?}");
+        assert!(out.killed >= 2, "{mode:?}: killed {}", out.killed);
+        assert!(survivors(&a).is_empty(), "{mode:?}: {:?}", survivors(&a));
+        assert!(survivors(&b).is_empty(), "{mode:?}: {:?}", survivors(&b));
+    }
+}
+
+/// Every way a process can leave its parent, group, session and environment behind: none of
+/// them outlives the call, in either mode.
+#[test]
+fn nothing_that_detached_itself_survives() {
+    let escapes = [
+        // A new session inside a shell that backgrounds and returns.
+        "setsid sh -c 'sleep {n}1 & echo started'",
+        // `env -i` drops every variable a marker could have been kept in.
+        "env -i sh -c 'sleep {n}2 &'; echo started",
+        "nohup sleep {n}3 >/dev/null 2>&1 & echo started",
+        // A detached child with an empty environment and a new session, as a test script
+        // would start one.
+        "python3 -c \"import subprocess; subprocess.Popen(['sleep', '{n}4'], env={}, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print('started')\"",
+        // The classic daemon: fork, setsid, fork again, exec with no environment.
+        "python3 -c \"import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execve('/bin/sleep', ['sleep', '{n}5'], {})\n    os._exit(0)\nos.wait(); print('started')\"",
+    ];
+    for (i, mode) in MODES.iter().enumerate() {
+        for (j, template) in escapes.iter().enumerate() {
+            let n = format!("200.{i}{j}");
+            let command = template.replace("{n}", &n);
+            let out = run_in(*mode, &command, 20);
+            assert_eq!(
+                out.exit,
+                Exit::Code(0),
+                "{mode:?} {command}: {}",
+                out.text()
+            );
+            let left: Vec<String> = (1..=5)
+                .flat_map(|k| survivors(&format!("{n}{k}")))
+                .collect();
+            assert!(left.is_empty(), "{mode:?} {command}: survivors {left:?}");
+            assert!(out.killed >= 1, "{mode:?} {command}: killed {}", out.killed);
+        }
+    }
+}
+
+#[test]
+fn a_timeout_ends_detached_descendants_too() {
+    for (i, mode) in MODES.iter().enumerate() {
+        let (a, b) = (format!("1000.5{i}1"), format!("1000.5{i}2"));
+        let out = run_in(*mode, &format!("setsid sleep {a} & sleep {b}"), 2);
+        assert_eq!(out.exit, Exit::TimedOut, "{mode:?}");
+        // Generous: gone within seconds of the timeout, not after the sleeps.
+        assert!(
+            out.elapsed < Duration::from_secs(10),
+            "{mode:?}: took {:?}",
+            out.elapsed
+        );
+        assert!(survivors(&a).is_empty(), "{mode:?}: {:?}", survivors(&a));
+        assert!(survivors(&b).is_empty(), "{mode:?}: {:?}", survivors(&b));
+    }
+}
+
+#[test]
+fn the_sandboxed_command_cannot_see_or_read_the_harness() {
+    let me = std::process::id();
+    let out = run_in(
+        Mode::Sandboxed,
+        &format!("cat /proc/{me}/environ; ls /proc/{me}; echo pid1=$(cat /proc/1/comm)"),
         10,
-    ))
-    .unwrap();
-    assert_eq!(out.exit, Exit::Code(0));
-    assert_eq!(out.text(), "started\n");
-    assert!(out.killed >= 2, "killed {}", out.killed);
-    assert!(
-        survivors("100.4343").is_empty(),
-        "{:?}",
-        survivors("100.4343")
     );
-    assert!(
-        survivors("100.4444").is_empty(),
-        "{:?}",
-        survivors("100.4444")
-    );
+    let text = out.text();
+    assert!(text.contains("No such file or directory"), "{text}");
+    assert!(!text.contains("PATH="), "{text}");
 }
 
 #[test]
@@ -96,13 +199,16 @@ fn a_grandchild_holding_the_output_pipe_does_not_hang_the_call() {
 
 #[test]
 fn exit_codes_signals_and_interleaved_output() {
-    let out = run(&spec("echo out; echo err >&2; exit 3", 10)).unwrap();
-    assert_eq!(out.exit, Exit::Code(3));
-    assert_eq!(out.text(), "out\nerr\n");
-    let out = run(&spec("kill -TERM $$", 10)).unwrap();
-    assert_eq!(out.exit, Exit::Signal(15));
-    let out = run(&spec("true", 10)).unwrap();
-    assert_eq!((out.exit, out.total), (Exit::Code(0), 0));
+    for mode in MODES {
+        let out = run_in(mode, "echo out; echo err >&2; exit 3", 10);
+        assert_eq!(out.exit, Exit::Code(3), "{mode:?}");
+        assert_eq!(out.text(), "out\nerr\n", "{mode:?}");
+        // The shell is not PID 1 of its namespace, so its own signal ends it as anywhere.
+        let out = run_in(mode, "kill -TERM $$", 10);
+        assert_eq!(out.exit, Exit::Signal(15), "{mode:?}");
+        let out = run_in(mode, "true", 10);
+        assert_eq!((out.exit, out.total), (Exit::Code(0), 0), "{mode:?}");
+    }
 }
 
 #[test]
@@ -113,18 +219,7 @@ fn the_environment_is_clean_and_stdin_is_null() {
     for line in text.lines() {
         let key = line.split('=').next().unwrap_or_default();
         assert!(
-            [
-                "PATH",
-                "HOME",
-                "LANG",
-                "TERM",
-                "SLMCODE_RUN",
-                "PWD",
-                "SHLVL",
-                "_",
-                "OLDPWD"
-            ]
-            .contains(&key),
+            ["PATH", "HOME", "LANG", "TERM", "PWD", "SHLVL", "_", "OLDPWD"].contains(&key),
             "unexpected variable {line}"
         );
     }

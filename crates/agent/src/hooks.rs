@@ -196,13 +196,15 @@ impl Hooks {
             env.push(("SLMCODE_HOOK_RESULT".to_string(), text));
             env.push(("SLMCODE_HOOK_IS_ERROR".to_string(), r.is_error.to_string()));
         }
+        let mut full_env = slmcode_aci::shell::env::base(&self.root);
+        full_env.extend(env);
         let spec = RunSpec {
             command: hook.command.clone(),
             cwd: self.root.clone(),
             timeout: hook.timeout,
-            sandbox: None,
-            extra_env: env,
+            env: full_env,
             stdin: event.to_string().into_bytes(),
+            confinement: std::sync::Arc::new(slmcode_aci::shell::sandbox::processes_only()),
         };
         match run(&spec) {
             Ok(out) => {

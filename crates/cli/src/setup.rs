@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde_json::json;
 use slmcode_aci::path::RelPath;
 use slmcode_aci::registry::ToolError;
-use slmcode_aci::{state, syntax, Config, Registry, Workspace};
+use slmcode_aci::{state, syntax, Config, Workspace};
 use slmcode_agent::user_config::{self, UserConfig};
 
 /// `slmcode config show`.
@@ -201,7 +201,7 @@ pub fn doctor(ws: &Workspace) -> Result<ExitCode> {
         },
     });
     // The sandbox, through the real ws_shell in a scratch workspace.
-    checks.push(sandbox_check());
+    checks.push(sandbox_check(&ws.config));
     // The grammars, each parsing a small valid file.
     checks.push(grammar_check());
     let mut out = std::io::stdout().lock();
@@ -222,41 +222,41 @@ pub fn doctor(ws: &Workspace) -> Result<ExitCode> {
     })
 }
 
-fn sandbox_check() -> Check {
+fn sandbox_check(config: &Config) -> Check {
+    let fail = |text: String| Check {
+        ok: false,
+        essential: false,
+        text,
+    };
+    if !config.sandbox {
+        return fail(
+            "ws_shell sandbox: off in the config (sandbox: off) — commands are confined only by the policy, and the network is not isolated".into(),
+        );
+    }
     let Ok(dir) = tempfile::tempdir() else {
-        return Check {
-            ok: false,
-            essential: false,
-            text: "cannot make a scratch directory to test the sandbox".into(),
-        };
+        return fail("cannot make a scratch directory to test the sandbox".into());
     };
-    let Ok(mut ws) = Workspace::open(dir.path(), Config::default()) else {
-        return Check {
-            ok: false,
-            essential: false,
-            text: "cannot open a scratch workspace to test the sandbox".into(),
-        };
+    let Ok(mut ws) = Workspace::open(dir.path(), config.clone()) else {
+        return fail("cannot open a scratch workspace to test the sandbox".into());
     };
-    let r = Registry::coding().call(&mut ws, "ws_shell", &json!({"command": "true"}));
-    match r.text.find("[sandbox off") {
-        Some(i) => Check {
-            ok: false,
+    // A real command through the real path, so what is reported is what a call gets.
+    match slmcode_aci::tools::execute_shell(&mut ws, "true", std::time::Duration::from_secs(30)) {
+        Ok(done) if done.out.exit == slmcode_aci::shell::run::Exit::Code(0) => Check {
+            ok: done.report.is_full(),
             essential: false,
             text: format!(
-                "no write sandbox for ws_shell here {} — commands still run, confined only by the policy",
-                r.text[i..].lines().next().unwrap_or("")
+                "ws_shell sandbox (shell_network: {}): {}",
+                config.shell_network.name(),
+                done.report.describe()
             ),
         },
-        None if r.is_error => Check {
-            ok: false,
-            essential: false,
-            text: format!("ws_shell could not run a command: {}", r.text.lines().next().unwrap_or("")),
-        },
-        None => Check {
-            ok: true,
-            essential: false,
-            text: "ws_shell runs under the Landlock write sandbox".into(),
-        },
+        Ok(done) => fail(format!(
+            "the ws_shell sandbox could not run `true`: {}",
+            done.out.text().trim()
+        )),
+        Err(e) => fail(format!(
+            "the ws_shell sandbox could not start a command: {e}"
+        )),
     }
 }
 

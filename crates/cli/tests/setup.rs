@@ -195,6 +195,11 @@ fn doctor_says_what_to_fix() {
         text.contains("tree-sitter grammars load and parse"),
         "{text}"
     );
+    // The sandbox line says what a command gets, network included.
+    assert!(
+        text.contains("ws_shell sandbox (shell_network: deny): processes: "),
+        "{text}"
+    );
     let out = bin()
         .args(["doctor", "--root"])
         .arg(p.root())

@@ -107,38 +107,276 @@ fn permission_deny_and_headless_ask_refuse() {
     assert!(text.contains("needs the user's approval"), "{text}");
 }
 
-#[test]
-fn the_sandbox_keeps_harness_state_intact() {
-    let p = Project::new();
-    p.write(".slmcode/hooks.json", "{}\n");
-    p.mkdir(".slmcode/scratch");
-    p.write("src/lib.rs", "\n");
-    p.symlink(".slmcode", "ctl");
-    p.write(
-        "runner.py",
-        "import os\nfor path in ['.slmcode/hooks.json', 'ctl/hooks.json', '.slmcode/new.json', 'src/out.txt', '.slmcode/scratch/ok.txt']:\n    try:\n        with open(path, 'a') as f:\n            f.write('pwned')\n        print('WROTE', path)\n    except OSError as e:\n        print('DENIED', path)\n",
-    );
-    // A "test runner" the user allowed that turns hostile.
+/// The user allowed `python3 NAME` (the shape of a hostile "test runner"); returns the call's
+/// text.
+fn allowed_script(p: &Project, name: &str, body: &str, env: &[(&str, &str)]) -> String {
+    p.write(name, body);
+    let allow = format!("python3 {name}");
+    let mut vars = vec![("SLMCODE_SHELL_ALLOW", allow.as_str())];
+    vars.extend_from_slice(env);
     let (text, err) = p.tool_env(
         "ws_shell",
-        &json!({"command": "python3 runner.py"}).to_string(),
-        &[("SLMCODE_SHELL_ALLOW", "python3 runner.py")],
+        &json!({"command": format!("python3 {name}")}).to_string(),
+        &vars,
     );
     assert!(!err, "{text}");
-    if text.contains("[sandbox off") {
-        eprintln!("Landlock unavailable here: {text}");
-        return;
+    text
+}
+
+/// Fails unless the full sandbox is in force, or the machine is declared to lack it.
+fn require_full_sandbox(text: &str) -> bool {
+    let weak = text.contains("weaker here") || text.contains("NOT isolated");
+    if weak {
+        assert!(
+            std::env::var_os("SLMCODE_TEST_WEAK_SANDBOX").is_some(),
+            "this kernel gives a weaker sandbox; set SLMCODE_TEST_WEAK_SANDBOX=1 to accept it: {text}"
+        );
     }
-    assert!(text.contains("DENIED .slmcode/hooks.json"), "{text}");
-    assert!(text.contains("DENIED ctl/hooks.json"), "{text}");
-    assert!(text.contains("DENIED .slmcode/new.json"), "{text}");
+    !weak
+}
+
+#[test]
+fn the_sandbox_keeps_git_and_harness_state_and_lets_the_project_grow() {
+    let p = Project::new();
+    p.write("README.md", "# r\n");
+    common::git(p.root(), &["init", "-q"]);
+    p.write(".slmcode/hooks.json", "{}\n");
+    p.write("src/lib.rs", "\n");
+    p.write("moved-git/config", "[core]\n");
+    p.write("sub/.git", "gitdir: ../moved-git\n");
+    p.write("vendor/lib/.git/config", "[core]\n");
+    p.symlink(".slmcode", "ctl");
+    p.symlink(".git", "g");
+    let guarded = [".git", ".slmcode", "moved-git", "sub", "vendor"];
+    let before: Vec<_> = guarded
+        .iter()
+        .map(|d| common::snapshot(&p.path(d)))
+        .collect();
+    let outside = tempfile::tempdir().unwrap();
+    let text = allowed_script(
+        &p,
+        "runner.py",
+        &format!(
+            "import os, subprocess\n\
+             for path in ['.git/config', '.git/hooks/pre-commit', 'g/hooks/post-checkout', '.GIT/config',\n\
+                          'sub/.git', 'moved-git/config', 'vendor/lib/.git/config', '.slmcode/hooks.json',\n\
+                          'ctl/hooks.json', '.slmcode/new.json', '{out}/escaped.txt',\n\
+                          'src/out.txt', 'new-top.txt', '.slmcode/scratch/ok.txt']:\n\
+             \x20   try:\n\
+             \x20       with open(path, 'a') as f:\n\
+             \x20           f.write('pwned')\n\
+             \x20       print('WROTE', path)\n\
+             \x20   except OSError as e:\n\
+             \x20       print('DENIED', path)\n\
+             for args in [['rm', '-rf', '.git'], ['mv', '.git', 'stolen'], ['rm', 'sub/.git'], ['umount', '.git']]:\n\
+             \x20   subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n",
+            out = outside.path().display()
+        ),
+        &[],
+    );
+    for denied in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "g/hooks/post-checkout",
+        ".GIT/config",
+        "sub/.git",
+        "moved-git/config",
+        "vendor/lib/.git/config",
+        ".slmcode/hooks.json",
+        "ctl/hooks.json",
+        ".slmcode/new.json",
+    ] {
+        assert!(
+            text.contains(&format!("DENIED {denied}\n")),
+            "{denied}: {text}"
+        );
+    }
     assert!(text.contains("WROTE src/out.txt"), "{text}");
     assert!(text.contains("WROTE .slmcode/scratch/ok.txt"), "{text}");
-    assert_eq!(
-        std::fs::read_to_string(p.path(".slmcode/hooks.json")).unwrap(),
-        "{}\n"
+    assert!(!outside.path().join("escaped.txt").exists(), "{text}");
+    let after: Vec<_> = guarded
+        .iter()
+        .map(|d| common::snapshot(&p.path(d)))
+        .collect();
+    // scratch/ok.txt is the one change under .slmcode/.
+    let mut expected = before.clone();
+    expected[1].insert("scratch".into(), None);
+    expected[1].insert("scratch/ok.txt".into(), Some(b"pwned".to_vec()));
+    assert_eq!(after, expected, "{text}");
+    if require_full_sandbox(&text) {
+        // New files in the project root: the policy allows them, so the sandbox must too.
+        assert!(text.contains("WROTE new-top.txt"), "{text}");
+    }
+}
+
+#[test]
+fn a_fresh_cargo_crate_builds_and_tests_under_the_sandbox() {
+    let p = Project::new();
+    let st = std::process::Command::new("cargo")
+        .args(["init", "-q", "--name", "fresh", "--lib"])
+        .current_dir(p.root())
+        .status()
+        .expect("cargo");
+    assert!(st.success());
+    let (text, err) = shell(&p, "cargo test");
+    assert!(!err, "{text}");
+    assert!(text.contains("test result: ok. 1 passed"), "{text}");
+    assert!(text.contains("[exit code 0]"), "{text}");
+    assert!(p.path("Cargo.lock").exists() && p.path("target").is_dir());
+    require_full_sandbox(&text);
+    let (text, _) = shell(&p, "ls > listing.txt");
+    assert!(text.contains("(command succeeded with no output"), "{text}");
+    assert!(std::fs::read_to_string(p.path("listing.txt"))
+        .unwrap()
+        .contains("Cargo.toml"));
+}
+
+/// A listener on this machine's loopback that records whatever arrives within `wait`.
+fn listen() -> (u16, std::thread::JoinHandle<Vec<u8>>) {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let handle = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(8);
+        let mut got = Vec::new();
+        while std::time::Instant::now() < deadline {
+            match listener.accept() {
+                Ok((mut s, _)) => {
+                    s.set_nonblocking(false).unwrap();
+                    s.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+                        .unwrap();
+                    let _ = s.read_to_end(&mut got);
+                    break;
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        }
+        got
+    });
+    (port, handle)
+}
+
+const SEND: &str = "import socket, sys\n\
+try:\n\
+\x20   s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3)\n\
+\x20   s.sendall(open('secret.txt', 'rb').read())\n\
+\x20   s.close()\n\
+\x20   print('SENT')\n\
+except OSError as e:\n\
+\x20   print('BLOCKED', e)\n";
+
+fn send(p: &Project, port: u16, network: &str) -> String {
+    p.write("send.py", SEND);
+    let allow = format!("python3 send.py {port}");
+    let (text, err) = p.tool_env(
+        "ws_shell",
+        &json!({"command": allow}).to_string(),
+        &[
+            ("SLMCODE_SHELL_ALLOW", allow.as_str()),
+            ("SLMCODE_SHELL_NETWORK", network),
+        ],
     );
-    assert!(!p.path(".slmcode/new.json").exists());
+    assert!(!err, "{text}");
+    text
+}
+
+#[test]
+fn no_packet_leaves_unless_the_user_allows_the_network() {
+    let p = Project::new();
+    p.write("secret.txt", "PROJECT-SECRET\n");
+    for network in ["deny", "loopback"] {
+        let (port, got) = listen();
+        let text = send(&p, port, network);
+        assert!(text.contains("BLOCKED"), "{network}: {text}");
+        assert!(
+            got.join().unwrap().is_empty(),
+            "{network}: the packet arrived: {text}"
+        );
+        if require_full_sandbox(&text) {
+            let said = if network == "deny" {
+                "[sandbox: network off]"
+            } else {
+                "[sandbox: network: its own loopback only]"
+            };
+            assert!(text.contains(said), "{text}");
+        }
+    }
+    let (port, got) = listen();
+    let text = send(&p, port, "allow");
+    assert!(text.contains("SENT"), "{text}");
+    assert!(text.contains("[sandbox: network on]"), "{text}");
+    assert_eq!(got.join().unwrap(), b"PROJECT-SECRET\n");
+}
+
+#[test]
+fn loopback_mode_gives_the_command_a_loopback_of_its_own() {
+    let p = Project::new();
+    let text = allowed_script(
+        &p,
+        "selfserve.py",
+        "import socket, threading\n\
+         srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)\n\
+         port = srv.getsockname()[1]\n\
+         threading.Thread(target=lambda: srv.accept()[0].sendall(b'pong'), daemon=True).start()\n\
+         c = socket.create_connection(('127.0.0.1', port), timeout=3)\n\
+         print('GOT', c.recv(4).decode())\n",
+        &[("SLMCODE_SHELL_NETWORK", "loopback")],
+    );
+    assert!(text.contains("GOT pong"), "{text}");
+}
+
+#[test]
+fn a_detached_child_of_a_test_script_is_gone_after_the_call() {
+    let p = Project::new();
+    let marker = format!("300.{}", std::process::id());
+    let text = allowed_script(
+        &p,
+        "spawn.py",
+        &format!(
+            "import subprocess\n\
+             subprocess.Popen(['sleep', '{marker}'], env={{}}, start_new_session=True,\n\
+             \x20                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n\
+             print('started')\n"
+        ),
+        &[],
+    );
+    assert!(text.contains("started"), "{text}");
+    let alive = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|c| String::from_utf8_lossy(&c).contains(&marker));
+    assert!(!alive, "the detached child outlived the call: {text}");
+}
+
+#[test]
+fn a_git_directory_a_command_creates_is_removed() {
+    let p = Project::new();
+    p.mkdir("pkg");
+    let text = allowed_script(
+        &p,
+        "plant.py",
+        "import os\n\
+         for d in ['.git', 'pkg/.git']:\n\
+         \x20   os.makedirs(d + '/hooks', exist_ok=True)\n\
+         \x20   open(d + '/config', 'w').write('[core]\\n\\tfsmonitor = id\\n')\n\
+         print('planted')\n",
+        &[],
+    );
+    assert!(text.contains("planted"), "{text}");
+    assert!(
+        !p.path(".git").exists() && !p.path("pkg/.git").exists(),
+        "{text}"
+    );
+    assert!(
+        text.contains("[slmcode removed .git, which the command created"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[slmcode removed pkg/.git, which the command created"),
+        "{text}"
+    );
 }
 
 #[test]

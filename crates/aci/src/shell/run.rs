@@ -1,20 +1,18 @@
-//! Bounded execution of one shell command: its own process group, stdin `/dev/null`, a clean
-//! environment, a timeout, output read continuously with head and tail kept and the middle
-//! counted — and nothing outlives the call. The harness is a child subreaper, and after the
-//! command exits (or times out) every remaining descendant is found and killed: by process
-//! group, by a marker in its environment, and by parentage. So a grandchild cannot keep the
-//! output pipe open and hang the call, and `setsid` or a double fork cannot escape.
+//! Bounded execution of one shell command: a supervisor that leaves nothing running (see
+//! [`crate::shell::sandbox`]), stdin `/dev/null` or given bytes, the environment the caller
+//! built (nothing of ours leaks in), a timeout, and output read continuously with head and tail
+//! kept and the middle counted, so memory stays flat whatever the command prints.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, Once};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::shell::sandbox::Prepared;
+use crate::shell::sandbox::{self, Confinement};
 
 /// Bytes kept from the start of the output…
 pub const HEAD_BYTES: usize = 128 * 1024;
@@ -28,15 +26,15 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 pub struct RunSpec {
     /// Passed to `/bin/sh -c`.
     pub command: String,
-    /// The working directory (the workspace root).
+    /// The working directory.
     pub cwd: PathBuf,
     pub timeout: Duration,
-    /// The write sandbox to apply in the child, if any.
-    pub sandbox: Option<Arc<Prepared>>,
-    /// Variables added to the clean environment (the run's TMPDIR).
-    pub extra_env: Vec<(String, String)>,
+    /// The command's whole environment (see [`crate::shell::env`]).
+    pub env: Vec<(String, String)>,
     /// Bytes for the command's stdin (a hook's event); empty means /dev/null.
     pub stdin: Vec<u8>,
+    /// What confines it: the sandbox, or the supervisor alone.
+    pub confinement: Arc<Confinement>,
 }
 
 /// How the command ended.
@@ -103,61 +101,91 @@ impl Capture {
     }
 }
 
-/// Makes this process the reaper of its orphaned descendants (once per process), so a
-/// double-forked grandchild is reparented to us and can be found and killed.
-fn become_subreaper() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer argument and touches no
-        // memory of ours.
-        unsafe {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        }
-    });
+/// What the supervisor and the init wrote to the report pipe.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Records {
+    /// The command's raw wait status, and how many processes of its namespace were still
+    /// running when it ended, from the init of a PID namespace.
+    pub command: Option<(i32, u32)>,
+    /// The supervisor's report.
+    pub supervisor: Option<Supervised>,
 }
+
+/// The supervisor's report: the raw wait status of its child, how many leftover processes it
+/// reaped, and whether the harness stopped it for a timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Supervised {
+    pub status: i32,
+    pub killed: u32,
+    pub timed_out: bool,
+}
+
+impl Records {
+    /// Reads the records; anything malformed ends the reading.
+    pub fn parse(mut bytes: &[u8]) -> Records {
+        let mut out = Records::default();
+        let word = |b: &[u8]| [b[0], b[1], b[2], b[3]];
+        loop {
+            match bytes {
+                [b'H', rest @ ..] if rest.len() >= 8 => {
+                    out.command = Some((
+                        i32::from_le_bytes(word(rest)),
+                        u32::from_le_bytes(word(&rest[4..])),
+                    ));
+                    bytes = &rest[8..];
+                }
+                [b'C', rest @ ..] if rest.len() >= 9 => {
+                    out.supervisor = Some(Supervised {
+                        status: i32::from_le_bytes(word(rest)),
+                        killed: u32::from_le_bytes(word(&rest[4..])),
+                        timed_out: rest[8] != 0,
+                    });
+                    bytes = &rest[9..];
+                }
+                _ => return out,
+            }
+        }
+    }
+
+    /// The command's raw wait status: the init's word for it, else the supervisor's child.
+    pub fn status(&self) -> Option<i32> {
+        self.command
+            .map(|(status, _)| status)
+            .or(self.supervisor.map(|s| s.status))
+    }
+}
+
+/// How long the supervisor gets to end everything after it is told the time is up.
+const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs one command to completion or timeout, and leaves nothing running.
 pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
-    become_subreaper();
-    static RUNS: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let marker = format!(
-        "{}-{}-{nanos}",
-        std::process::id(),
-        RUNS.fetch_add(1, Ordering::Relaxed)
-    );
     let started = Instant::now();
     let (mut reader, writer) = std::io::pipe()?;
+    let (mut report_reader, report_writer) = std::io::pipe()?;
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(&spec.command)
         .current_dir(&spec.cwd)
         .env_clear()
-        .envs(clean_env())
-        .envs(spec.extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .env(MARKER_VAR, &marker)
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(if spec.stdin.is_empty() {
             Stdio::null()
         } else {
             Stdio::piped()
         })
         .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .process_group(0);
-    if let Some(sandbox) = &spec.sandbox {
-        let sandbox = Arc::clone(sandbox);
-        // SAFETY: the hook runs in the child between fork and exec; `apply` takes the ruleset
-        // out of an uncontended mutex and makes the two Landlock syscalls, no allocation.
-        unsafe {
-            cmd.pre_exec(move || sandbox.apply());
-        }
-    }
-    let mut child = cmd.spawn()?;
-    // The parent's copies of the pipe's write end must go, or EOF never comes.
+        .stderr(writer);
+    sandbox::install(
+        &mut cmd,
+        Arc::clone(&spec.confinement),
+        report_writer.as_raw_fd(),
+    );
+    let spawned = cmd.spawn();
+    // The parent's copies of the pipes' write ends must go, or EOF never comes.
     drop(cmd);
+    drop(report_writer);
+    let mut child = spawned?;
     if let Some(mut input) = child.stdin.take() {
         let bytes = spec.stdin.clone();
         // A command that does not read its stdin closes the pipe; that is not an error.
@@ -188,31 +216,52 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
             let _ = drained_tx.send(());
         });
     }
+    let (report_tx, report_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = report_reader.read_to_end(&mut bytes);
+        let _ = report_tx.send(bytes);
+    });
 
     let (status_tx, status_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = status_tx.send(child.wait());
     });
-    let exit = match status_rx.recv_timeout(spec.timeout) {
-        Ok(status) => {
-            let status = status?;
-            match (status.code(), status.signal()) {
+    let mut killed = 0usize;
+    let (waited, timed_out) = match status_rx.recv_timeout(spec.timeout) {
+        Ok(status) => (Some(status?), false),
+        Err(_) => {
+            let (status, swept) = stop(pid, &status_rx);
+            killed += swept;
+            (status, true)
+        }
+    };
+    let records = Records::parse(&report_rx.recv_timeout(DRAIN_GRACE).unwrap_or_default());
+    // Whatever is left in the command's process group goes now (on systems without the
+    // supervisor this is the containment; with it, a last sweep).
+    killed += kill_group(pid);
+    if let Some(s) = records.supervisor {
+        killed += s.killed as usize;
+    }
+    if let Some((_, n)) = records.command {
+        killed += n as usize;
+    }
+    let _ = drained_rx.recv_timeout(DRAIN_GRACE);
+
+    let raw = records.status().or_else(|| waited.map(|s| s.into_raw()));
+    let exit = if timed_out || records.supervisor.is_some_and(|s| s.timed_out) {
+        Exit::TimedOut
+    } else {
+        match raw.map(ExitStatus::from_raw) {
+            Some(s) => match (s.code(), s.signal()) {
                 (Some(code), _) => Exit::Code(code),
                 (None, Some(sig)) => Exit::Signal(sig),
                 _ => Exit::Code(-1),
-            }
-        }
-        Err(_) => {
-            kill_tree(pid, &marker);
-            let _ = status_rx.recv_timeout(Duration::from_secs(5));
-            Exit::TimedOut
+            },
+            None => Exit::Code(-1),
         }
     };
-    // After a normal exit too: whatever the command left behind goes now.
-    let killed = kill_tree(pid, &marker);
-    let _ = drained_rx.recv_timeout(DRAIN_GRACE);
-
-    let c = capture
+    let (head, tail, total) = capture
         .lock()
         .map(|c| {
             (
@@ -222,7 +271,6 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
             )
         })
         .unwrap_or_default();
-    let (head, tail, total) = c;
     Ok(RunOutput {
         exit,
         omitted: total - head.len() as u64 - tail.len() as u64,
@@ -234,20 +282,33 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     })
 }
 
-/// The environment variable every process of a run inherits, so its descendants can be
-/// recognised after their parents are gone.
-pub const MARKER_VAR: &str = "SLMCODE_RUN";
-
-/// PATH, HOME and LANG from our environment (with defaults), TERM=dumb; nothing else — no
-/// BASH_ENV, ENV or LD_PRELOAD can ride along.
-fn clean_env() -> Vec<(String, String)> {
-    let get = |k: &str, default: &str| std::env::var(k).unwrap_or_else(|_| default.to_string());
-    vec![
-        ("PATH".into(), get("PATH", "/usr/local/bin:/usr/bin:/bin")),
-        ("HOME".into(), get("HOME", "/")),
-        ("LANG".into(), get("LANG", "C.UTF-8")),
-        ("TERM".into(), "dumb".into()),
-    ]
+/// The time is up: the supervisor is asked to end everything (repeatedly, in case the first
+/// signal arrives before it listens); if it has not within [`STOP_GRACE`], it is killed and its
+/// process group swept. Returns its status, if it came, and how many the sweep killed.
+fn stop(
+    pid: libc::pid_t,
+    status_rx: &mpsc::Receiver<std::io::Result<ExitStatus>>,
+) -> (Option<ExitStatus>, usize) {
+    let deadline = Instant::now() + STOP_GRACE;
+    while Instant::now() < deadline {
+        // SAFETY: kill only sends a signal to the supervisor, which is our unreaped child.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+        if let Ok(status) = status_rx.recv_timeout(Duration::from_millis(100)) {
+            return (status.ok(), 0);
+        }
+    }
+    let swept = kill_group(pid);
+    // SAFETY: as above, with SIGKILL.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    let status = status_rx
+        .recv_timeout(Duration::from_secs(5))
+        .ok()
+        .and_then(Result::ok);
+    (status, swept)
 }
 
 /// One process as /proc shows it.
@@ -288,26 +349,17 @@ fn processes() -> HashMap<libc::pid_t, Proc> {
     out
 }
 
-fn has_marker(pid: libc::pid_t, marker: &str) -> bool {
-    let want = format!("{MARKER_VAR}={marker}");
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .map(|env| env.split(|b| *b == 0).any(|kv| kv == want.as_bytes()))
-        .unwrap_or(false)
-}
-
-/// Kills the run's process group and every process that belongs to the run — by group, by
-/// environment marker, or as a descendant of one of those — until none is left, and reaps
-/// the ones reparented to us. Returns how many were killed.
-fn kill_tree(pid: libc::pid_t, marker: &str) -> usize {
+/// Kills the command's process group and every descendant of its members, and reaps the
+/// ones re-parented to us. Returns how many were killed. The supervisor is the real
+/// containment; this is the last sweep (and all there is where /proc is missing).
+fn kill_group(pid: libc::pid_t) -> usize {
     let me = std::process::id() as libc::pid_t;
     let mut killed: HashSet<libc::pid_t> = HashSet::new();
     for _round in 0..20 {
         let procs = processes();
         let mut ours: HashSet<libc::pid_t> = procs
             .iter()
-            .filter(|(p, info)| {
-                **p != me && (info.pgid == pid || **p == pid || has_marker(**p, marker))
-            })
+            .filter(|(p, info)| **p != me && **p != pid && info.pgid == pid)
             .map(|(p, _)| *p)
             .collect();
         // Anything descended from one of ours is ours too.
@@ -324,7 +376,7 @@ fn kill_tree(pid: libc::pid_t, marker: &str) -> usize {
         }
         let alive: Vec<libc::pid_t> = ours.into_iter().filter(|p| !is_zombie(*p)).collect();
         // SAFETY: killpg and kill only send signals, to the run's group and to pids found to
-        // be part of the run; one that is already gone is an error we ignore.
+        // be part of it; one that is already gone is an error we ignore.
         unsafe {
             libc::killpg(pid, libc::SIGKILL);
         }
@@ -341,7 +393,6 @@ fn kill_tree(pid: libc::pid_t, marker: &str) -> usize {
         std::thread::sleep(Duration::from_millis(5));
     }
     reap(me, pid, &killed);
-    killed.remove(&pid);
     killed.len()
 }
 

@@ -9,11 +9,15 @@ use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::boundary::{Boundary, Protected, CONTROL_DIR, SCRATCH};
 use crate::config::ShellPermission;
+use crate::git;
+use crate::path::RelPath;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::shell;
 use crate::shell::policy::{self, Policy};
-use crate::shell::run::{run, Exit, RunSpec};
-use crate::shell::sandbox;
+use crate::shell::run::{run, Exit, RunOutput, RunSpec};
+use crate::shell::sandbox::{self, Plan, Report};
 use crate::workspace::Workspace;
 
 pub struct ShellTool;
@@ -69,34 +73,11 @@ impl Tool for ShellTool {
             .int("timeout_sec")
             .unwrap_or(ws.config.shell_timeout as u64);
         let timeout = wanted.min(ws.config.shell_timeout_max as u64);
-        // A temp directory of the run's own, given as TMPDIR and removed afterwards.
-        let temp = RunTemp::create().map_err(|e| {
-            ToolError::Refused(format!("ws_shell could not make a temp directory: {e}"))
-        })?;
-        let (sandbox, sandbox_note) = if ws.config.sandbox {
-            match sandbox::prepare(ws.jail.root(), &temp.0) {
-                Ok(prepared) => (Some(Arc::new(prepared)), None),
-                Err(e) => (None, Some(format!("[sandbox off: {}]", e.0))),
-            }
-        } else {
-            (
-                None,
-                Some("[sandbox off: sandbox: off in the config]".to_string()),
-            )
-        };
-        let tmp = temp.0.to_string_lossy().into_owned();
-        let out = run(&RunSpec {
-            command: command.clone(),
-            cwd: ws.jail.root().to_path_buf(),
-            timeout: Duration::from_secs(timeout),
-            sandbox,
-            extra_env: ["TMPDIR", "TMP", "TEMP"]
-                .iter()
-                .map(|k| (k.to_string(), tmp.clone()))
-                .collect(),
-            stdin: Vec::new(),
-        })
-        .map_err(|e| ToolError::Refused(format!("ws_shell could not start the command: {e}")))?;
+        let Executed {
+            out,
+            report,
+            removed,
+        } = execute(ws, &command, Duration::from_secs(timeout))?;
 
         let mut text = out.text();
         if out.total == 0 && out.exit == Exit::Code(0) {
@@ -127,24 +108,125 @@ impl Tool for ShellTool {
                 "\n[timeout_sec {wanted} was capped at shell_timeout_max = {timeout}]"
             ));
         }
-        if let Some(note) = sandbox_note {
-            text.push('\n');
-            text.push_str(&note);
+        for path in removed {
+            text.push_str(&format!(
+                "\n[slmcode removed {path}, which the command created: a git directory there would run its config the next time the user runs git. Creating repositories is the user's step.]"
+            ));
         }
+        text.push('\n');
+        text.push_str(&report.note());
         Ok(text.into())
     }
 }
 
-/// A run's private temp directory, removed when dropped.
+/// What one command did, and what confined it.
+pub struct Executed {
+    pub out: RunOutput,
+    pub report: Report,
+    /// `.git` entries the command created, which were removed.
+    pub removed: Vec<RelPath>,
+}
+
+/// Runs one command the policy already allowed, the one way ws_shell does: the sandbox the
+/// config asks for, the clean environment with the call's own TMPDIR and the git hardening,
+/// and afterwards no new `.git` entry. `slmcode doctor` calls it too, so what it reports is
+/// what a call gets.
+pub fn execute(
+    ws: &mut Workspace,
+    command: &str,
+    timeout: Duration,
+) -> Result<Executed, ToolError> {
+    let root = ws.jail.root().to_path_buf();
+    // The scratch directory exists, so the command can write there while the rest of
+    // .slmcode/ is read-only to it.
+    let _ = ws
+        .jail
+        .create_dir_all(&RelPath::root().join(CONTROL_DIR).join(SCRATCH));
+    let protected = Protected::discover(&ws.jail);
+    // A temp directory of the call's own, given as TMPDIR and removed afterwards.
+    let temp = RunTemp::create().map_err(|e| {
+        ToolError::Refused(format!("ws_shell could not make a temp directory: {e}"))
+    })?;
+    let (confinement, report) = if ws.config.sandbox {
+        sandbox::prepare(&Plan {
+            root: &root,
+            protected: &protected,
+            temp: &temp.0,
+            network: ws.config.shell_network,
+        })
+    } else {
+        (
+            sandbox::processes_only(),
+            sandbox::off_report("sandbox: off in the config"),
+        )
+    };
+    let tmp = temp.0.to_string_lossy().into_owned();
+    let mut env = shell::env::base(&root);
+    env.extend(
+        ["TMPDIR", "TMP", "TEMP"]
+            .iter()
+            .map(|k| (k.to_string(), tmp.clone())),
+    );
+    // git under the command runs nothing the repository configured either.
+    let git_dirs: Vec<std::path::PathBuf> = protected
+        .entries
+        .iter()
+        .filter(|e| e.boundary == Boundary::Git && e.is_dir && e.path.as_str() != ".git")
+        .map(|e| root.join(e.path.as_path()))
+        .collect();
+    env.extend(git::env(&git::overrides(&root, &git_dirs)));
+    let out = run(&RunSpec {
+        command: command.to_string(),
+        cwd: root.clone(),
+        timeout,
+        env,
+        stdin: Vec::new(),
+        confinement: Arc::new(confinement),
+    })
+    .map_err(|e| ToolError::Refused(format!("ws_shell could not start the command: {e}")))?;
+    let removed = remove_new_git_entries(&root, &protected, &Protected::discover(&ws.jail));
+    Ok(Executed {
+        out,
+        report,
+        removed,
+    })
+}
+
+/// A call's private temp directory, removed when dropped: made fresh with `mkdtemp` (mode
+/// 0700, a random name, never an existing directory) beneath a per-user directory that must be
+/// ours and private, so nobody who can write /tmp can plant or watch it.
 struct RunTemp(std::path::PathBuf);
 
 impl RunTemp {
     fn create() -> std::io::Result<RunTemp> {
-        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("slmcode-shell-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        Ok(RunTemp(dir))
+        use std::os::unix::ffi::OsStringExt;
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        // SAFETY: geteuid cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        let base = std::env::temp_dir().join(format!("slmcode-{uid}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&base) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let meta = std::fs::symlink_metadata(&base)?;
+        if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+            return Err(std::io::Error::other(format!(
+                "{} is not a private directory of this user; remove it",
+                base.display()
+            )));
+        }
+        let template = base.join("shell-XXXXXX");
+        let mut bytes = std::ffi::CString::new(template.into_os_string().into_vec())
+            .map_err(std::io::Error::other)?
+            .into_bytes_with_nul();
+        // SAFETY: mkdtemp rewrites the XXXXXX of the NUL-terminated buffer we own in place.
+        let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+        if made.is_null() {
+            return Err(std::io::Error::last_os_error());
+        }
+        bytes.pop();
+        Ok(RunTemp(std::ffi::OsString::from_vec(bytes).into()))
     }
 }
 
@@ -152,6 +234,32 @@ impl Drop for RunTemp {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Removes every entry named like `.git` that exists now but did not before the command: a
+/// runner may create one where the sandbox had nothing to protect (a project inside a parent
+/// repository, an uninitialised submodule), and the user's git would then run its config.
+fn remove_new_git_entries(
+    root: &std::path::Path,
+    before: &Protected,
+    after: &Protected,
+) -> Vec<RelPath> {
+    let mut removed = Vec::new();
+    for path in &after.git_names {
+        if before.git_names.contains(path) {
+            continue;
+        }
+        let abs = root.join(path.as_path());
+        let gone = match std::fs::symlink_metadata(&abs) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&abs),
+            Ok(_) => std::fs::remove_file(&abs),
+            Err(_) => continue,
+        };
+        if gone.is_ok() {
+            removed.push(path.clone());
+        }
+    }
+    removed
 }
 
 /// Asks on the terminal, when there is one. Headless (no /dev/tty) means no.
