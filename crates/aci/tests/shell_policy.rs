@@ -2,7 +2,10 @@
 //! command and the verdict the policy must reach on it, checked against a fixed workspace:
 //! `existing.txt`, `src/main.rs`, `README.md`, `.slmcode/hooks.json`, `.slmcode/config.yaml` and
 //! the directory `.slmcode/scratch/`, plus `ctl`, a symlink to `.slmcode` (a write through it must
-//! still count as targeting `.slmcode/`).
+//! still count as targeting `.slmcode/`); a git directory `.git/` (config, hooks/), `g`, a
+//! symlink to it, `sub/.git`, a submodule's `.git` file whose gitdir is `moved-git/`,
+//! `vendor/lib/.git/`, and `linked.txt`, a second hard link of `hardlinked.txt`. Programs may come
+//! from `/usr/local/bin`, `/usr/bin` and `/bin`; the call's timeout is 120 s.
 //!
 //! Case fields:
 //! - `command`: the command text exactly as the model would send it (newlines included)
@@ -18,24 +21,15 @@
 use std::path::Path;
 
 use serde::Deserialize;
+use slmcode_aci::boundary::Protected;
 use slmcode_aci::path::Jail;
-use slmcode_aci::shell::policy::{check, Policy};
+use slmcode_aci::shell::policy::programs::PROGRAMS;
+use slmcode_aci::shell::policy::{check_traced, Policy, Rule, Trace};
 
 /// The rule ids a refused case may expect.
-const RULES: &[&str] = &[
-    "parse",
-    "substitution",
-    "background",
-    "nested-interpreter",
-    "env-prefix",
-    "fd-dup",
-    "write-existing",
-    "control-dir",
-    "non-literal-target",
-    "outside-project",
-    "tier",
-    "dangerous-flag",
-];
+fn rules() -> Vec<&'static str> {
+    Rule::ALL.iter().map(|r| r.id()).collect()
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,7 +52,14 @@ fn load_cases() -> Vec<Case> {
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
-    for d in ["src", ".slmcode/scratch"] {
+    for d in [
+        "src",
+        ".slmcode/scratch",
+        ".git/hooks",
+        "moved-git",
+        "sub",
+        "vendor/lib/.git",
+    ] {
         std::fs::create_dir_all(root.join(d)).expect("mkdir");
     }
     let files = [
@@ -67,11 +68,18 @@ fn workspace() -> tempfile::TempDir {
         ("README.md", "# readme\n"),
         (".slmcode/hooks.json", "{}\n"),
         (".slmcode/config.yaml", "shell_permission: allow\n"),
+        (".git/config", "[core]\n\tbare = false\n"),
+        ("moved-git/config", "[core]\n"),
+        ("sub/.git", "gitdir: ../moved-git\n"),
+        ("vendor/lib/.git/config", "[core]\n"),
     ];
     for (path, text) in files {
         std::fs::write(root.join(path), text).expect("write fixture");
     }
     std::os::unix::fs::symlink(".slmcode", root.join("ctl")).expect("symlink ctl -> .slmcode");
+    std::os::unix::fs::symlink(".git", root.join("g")).expect("symlink g -> .git");
+    std::fs::write(root.join("hardlinked.txt"), "notes\n").expect("write fixture");
+    std::fs::hard_link(root.join("hardlinked.txt"), root.join("linked.txt")).expect("hard link");
     dir
 }
 
@@ -80,21 +88,30 @@ fn validate(case: &Case) -> Result<(), String> {
     match (case.allowed, &case.rule) {
         (true, Some(rule)) => Err(format!("an allowed case names a rule ({rule})")),
         (false, None) => Err("a refused case needs a \"rule\"".to_string()),
-        (false, Some(rule)) if !RULES.contains(&rule.as_str()) => Err(format!(
+        (false, Some(rule)) if !rules().contains(&rule.as_str()) => Err(format!(
             "unknown rule {rule:?}; known: {}",
-            RULES.join(", ")
+            rules().join(", ")
         )),
         _ if case.why.trim().is_empty() => Err("the case needs a \"why\"".to_string()),
         _ => Ok(()),
     }
 }
 
-/// Runs one case; returns a description of what went wrong, if anything.
-fn run_case(case: &Case, jail: &Jail) -> Result<(), String> {
+/// Runs one case; returns a description of what went wrong, if anything, and what the policy
+/// consulted.
+fn run_case(case: &Case, jail: &Jail, protected: &Protected) -> (Result<(), String>, Trace) {
     let policy = Policy {
         allow_prefixes: case.allow.clone(),
+        ..Policy::default()
     };
-    let verdict = check(&case.command, &policy, jail);
+    let (verdict, trace) = check_traced(&case.command, &policy, jail, protected);
+    (judge_case(case, verdict), trace)
+}
+
+fn judge_case(
+    case: &Case,
+    verdict: Result<(), slmcode_aci::shell::policy::Refusal>,
+) -> Result<(), String> {
     match (case.allowed, verdict) {
         (true, Ok(())) => Ok(()),
         (true, Err(refusal)) => Err(format!(
@@ -167,9 +184,15 @@ fn shell_policy_suite() {
 
     let dir = workspace();
     let jail = Jail::open(dir.path()).expect("open the workspace");
+    let protected = Protected::discover(&jail);
     let mut failures = Vec::new();
+    let mut rows_seen = std::collections::HashSet::new();
+    let mut denials_seen = std::collections::HashSet::new();
     for case in &cases {
-        if let Err(why) = run_case(case, &jail) {
+        let (verdict, trace) = run_case(case, &jail, &protected);
+        rows_seen.extend(trace.rows);
+        denials_seen.extend(trace.denials);
+        if let Err(why) = verdict {
             let allow = if case.allow.is_empty() {
                 String::new()
             } else {
@@ -204,9 +227,27 @@ fn shell_policy_suite() {
         failures.join("\n\n")
     );
     if filter.is_none() {
+        // Every row of the program table, and every option it denies, is exercised.
+        let mut missing = Vec::new();
+        for row in PROGRAMS {
+            if !rows_seen.contains(row.names[0]) {
+                missing.push(format!("row {:?}", row.names));
+            }
+            for d in row.deny {
+                if !denials_seen.contains(&(row.names[0], d.opt)) {
+                    missing.push(format!("denial {} {}", row.names[0], d.opt));
+                }
+            }
+        }
         assert!(
-            total >= 80,
-            "the suite must hold at least 80 cases, has {total}"
+            missing.is_empty(),
+            "the case suite never reaches:\n  {}",
+            missing.join("\n  ")
+        );
+        // The suite only grows: every case a change removed was a rule someone relied on.
+        assert!(
+            total >= 600,
+            "the suite must hold at least 600 cases, has {total}"
         );
     }
 }

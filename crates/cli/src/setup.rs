@@ -240,7 +240,14 @@ fn sandbox_check(config: &Config) -> Check {
         return fail("cannot open a scratch workspace to test the sandbox".into());
     };
     // A real command through the real path, so what is reported is what a call gets.
-    match slmcode_aci::tools::execute_shell(&mut ws, "true", std::time::Duration::from_secs(30)) {
+    let protected = slmcode_aci::boundary::Protected::discover(&ws.jail);
+    let ran = slmcode_aci::tools::execute_shell(
+        &mut ws,
+        "true",
+        std::time::Duration::from_secs(30),
+        protected,
+    );
+    match ran {
         Ok(done) if done.out.exit == slmcode_aci::shell::run::Exit::Code(0) => Check {
             ok: done.report.is_full(),
             essential: false,

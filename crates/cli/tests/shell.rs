@@ -410,3 +410,50 @@ fn a_project_cannot_allow_itself_commands() {
     );
     assert!(!err && text.contains("ran"), "{text}");
 }
+
+/// The three plants: each refused, `.git` unchanged, and the user's own git afterwards
+/// runs nothing.
+#[test]
+fn nothing_a_command_plants_in_git_runs_for_the_user() {
+    let p = Project::new();
+    p.write("README.md", "# r\n");
+    common::git(p.root(), &["init", "-q"]);
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("planted");
+    let before = common::snapshot(&p.path(".git"));
+    for command in [
+        format!(
+            "printf '[core]\\n\\tfsmonitor = \"touch {}\"\\n' >> .git/config",
+            marker.display()
+        ),
+        format!(
+            "printf '[diff]\\n\\texternal = \"touch {}\"\\n' | tee -a .git/config",
+            marker.display()
+        ),
+        format!(
+            "printf '#!/bin/sh\\ntouch {}\\n' >> .git/hooks/pre-commit",
+            marker.display()
+        ),
+        format!("echo x >> .GIT/config; touch {}", marker.display()),
+    ] {
+        let (text, err) = shell(&p, &command);
+        assert!(err, "{command}: {text}");
+        assert!(text.contains("[rule: git-dir]"), "{command}: {text}");
+        assert!(
+            text.contains("Committing is the user's step"),
+            "{command}: {text}"
+        );
+    }
+    assert_eq!(common::snapshot(&p.path(".git")), before);
+    p.write("README.md", "# changed\n");
+    for args in [&["status"][..], &["diff"], &["add", "README.md"]] {
+        let st = std::process::Command::new("git")
+            .args(args)
+            .current_dir(p.root())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    assert!(!marker.exists(), "the user's git ran a planted program");
+}

@@ -59,25 +59,33 @@ impl Tool for ShellTool {
                 "ws_shell refused: running commands is turned off here (shell_permission: deny). Use ws_read, ws_grep and the edit tools instead.".into(),
             ));
         }
+        let wanted = args
+            .int("timeout_sec")
+            .unwrap_or(ws.config.shell_timeout as u64);
+        let timeout = wanted.min(ws.config.shell_timeout_max as u64);
+        // The scratch directory exists, so the command can write there while the rest of
+        // .slmcode/ is read-only to it.
+        let _ = ws
+            .jail
+            .create_dir_all(&RelPath::root().join(CONTROL_DIR).join(SCRATCH));
+        let protected = Protected::discover(&ws.jail);
         let policy = Policy {
             allow_prefixes: ws.config.shell_allow.clone(),
+            path: shell::env::path_dirs(ws.jail.root()),
+            timeout_secs: timeout,
         };
-        policy::check(&command, &policy, &ws.jail)
+        policy::check(&command, &policy, &ws.jail, &protected)
             .map_err(|r| ToolError::Refused(r.to_string()))?;
         if ws.config.shell_permission == ShellPermission::Ask && !ask(&command) {
             return Err(ToolError::Refused(format!(
                 "ws_shell refused: `{command}` needs the user's approval (shell_permission: ask) and it was not given — or there is no terminal to ask on. Do without it, or ask the user to run it."
             )));
         }
-        let wanted = args
-            .int("timeout_sec")
-            .unwrap_or(ws.config.shell_timeout as u64);
-        let timeout = wanted.min(ws.config.shell_timeout_max as u64);
         let Executed {
             out,
             report,
             removed,
-        } = execute(ws, &command, Duration::from_secs(timeout))?;
+        } = execute(ws, &command, Duration::from_secs(timeout), protected)?;
 
         let mut text = out.text();
         if out.total == 0 && out.exit == Exit::Code(0) {
@@ -129,20 +137,15 @@ pub struct Executed {
 
 /// Runs one command the policy already allowed, the one way ws_shell does: the sandbox the
 /// config asks for, the clean environment with the call's own TMPDIR and the git hardening,
-/// and afterwards no new `.git` entry. `slmcode doctor` calls it too, so what it reports is
-/// what a call gets.
+/// and afterwards no new `.git` entry. `protected` is what the project protects, found just
+/// before. `slmcode doctor` calls it too, so what it reports is what a call gets.
 pub fn execute(
     ws: &mut Workspace,
     command: &str,
     timeout: Duration,
+    protected: Protected,
 ) -> Result<Executed, ToolError> {
     let root = ws.jail.root().to_path_buf();
-    // The scratch directory exists, so the command can write there while the rest of
-    // .slmcode/ is read-only to it.
-    let _ = ws
-        .jail
-        .create_dir_all(&RelPath::root().join(CONTROL_DIR).join(SCRATCH));
-    let protected = Protected::discover(&ws.jail);
     // A temp directory of the call's own, given as TMPDIR and removed afterwards.
     let temp = RunTemp::create().map_err(|e| {
         ToolError::Refused(format!("ws_shell could not make a temp directory: {e}"))
