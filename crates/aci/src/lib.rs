@@ -16,6 +16,7 @@ pub mod patch;
 pub mod path;
 pub mod pending;
 pub mod registry;
+pub mod secrets;
 pub mod shell;
 pub mod state;
 mod suggest;

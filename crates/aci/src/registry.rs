@@ -603,6 +603,8 @@ impl Registry {
                 text.push_str(&note);
             }
         }
+        // No result shows a secret, whichever tool or hook produced it.
+        let text = ws.secrets.redact(&text);
         let result = ToolResult {
             text: cap(&text, max, &hint),
             is_error,

@@ -9,6 +9,7 @@ use crate::checkpoint::Checkpoints;
 use crate::config::Config;
 use crate::loopguard::LoopGuard;
 use crate::path::{Jail, RelPath};
+use crate::secrets::Secrets;
 use crate::syntax::TreeCache;
 
 /// What a session knows about a file it read: enough to tell later whether the file changed
@@ -110,6 +111,9 @@ pub struct Workspace {
     pub jail: Jail,
     pub config: Config,
     pub session: Session,
+    /// Values every result is cleaned of: the API key and the environment's tokens. The
+    /// harness adds the variables its own config names (`bearer_token_env`).
+    pub secrets: Secrets,
 }
 
 impl Workspace {
@@ -120,10 +124,13 @@ impl Workspace {
 
     /// A fresh session over an already opened jail (the config was loaded through it).
     pub fn new(jail: Jail, config: Config) -> Workspace {
+        let named: Vec<&str> = config.api_key_env.iter().map(String::as_str).collect();
+        let secrets = Secrets::gather(&named);
         Workspace {
             jail,
             config,
             session: Session::default(),
+            secrets,
         }
     }
 }

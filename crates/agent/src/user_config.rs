@@ -149,6 +149,31 @@ pub struct UserConfig {
 }
 
 impl UserConfig {
+    /// The tokens this config gives MCP servers (a bearer token's variable, a stdio server's
+    /// environment): no tool result may show them.
+    pub fn add_secrets(&self, secrets: &mut slmcode_aci::secrets::Secrets) {
+        for server in &self.mcp_servers {
+            match &server.transport {
+                McpTransport::Http {
+                    bearer_token_env: Some(var),
+                    ..
+                } => {
+                    if let Ok(value) = std::env::var(var) {
+                        secrets.add(var, &value);
+                    }
+                }
+                McpTransport::Stdio { env, .. } => {
+                    for (name, value) in env {
+                        if slmcode_aci::secrets::secret_name(name) {
+                            secrets.add(name, value);
+                        }
+                    }
+                }
+                McpTransport::Http { .. } => {}
+            }
+        }
+    }
+
     /// Reads the user's config file; a missing file is an empty config.
     pub fn load() -> Result<UserConfig, UserConfigError> {
         match config_path() {

@@ -252,7 +252,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 format!("the arguments are not valid JSON: {args}\n  e.g. slmcode tool ws_read '{{\"path\":\"src/main.rs\"}}'")
             })?;
             let mut ws = open_workspace(root)?;
-            let registry = registry(specialist::is_meta_tool(&name), &ws)?;
+            let registry = registry(specialist::is_meta_tool(&name), &mut ws)?;
             let result = registry.call(&mut ws, &name, &args);
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", result.text)?;
@@ -264,8 +264,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Session { root, specialist } => {
             let mut ws = open_workspace(root)?;
+            let registry = registry(specialist, &mut ws)?;
             session::run(
-                &registry(specialist, &ws)?,
+                &registry,
                 &mut ws,
                 std::io::stdin().lock(),
                 std::io::stdout().lock(),
@@ -335,8 +336,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             root,
         } => {
             let registry = if specialist {
-                let ws = open_workspace(root)?;
-                registry(true, &ws)?
+                let mut ws = open_workspace(root)?;
+                registry(true, &mut ws)?
             } else {
                 Registry::coding()
             };
@@ -389,10 +390,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// The coding registry, or the specialist one with the user's MCP servers and endpoint.
-fn registry(specialist: bool, ws: &Workspace) -> Result<Registry> {
+/// The coding registry, or the specialist one with the user's MCP servers and endpoint (whose
+/// tokens then join the secrets results are cleaned of).
+fn registry(specialist: bool, ws: &mut Workspace) -> Result<Registry> {
     let registry = if specialist {
         let user = UserConfig::load()?;
+        user.add_secrets(&mut ws.secrets);
         let backend = run::backend(&ws.config, true)?;
         specialist::specialist_registry(&user, ws.jail.root(), backend)
             .context("cannot start the specialist tools")?

@@ -509,6 +509,70 @@ fn the_api_key_is_sent_but_never_logged() {
     assert!(!r.stderr.contains(key));
 }
 
+/// The model tries every way to the API key: the command's environment, every process it can
+/// see in /proc (the harness's own fork included), and a project file that holds the key. The
+/// key reaches neither the model, nor the trajectory, nor the terminal.
+#[test]
+fn the_model_never_sees_the_api_key() {
+    let p = Project::new();
+    let home = tempfile::tempdir().unwrap();
+    let cfg = home.path().join("slmcode");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.yaml"), "api_key_env: TEST_MODEL_KEY\n").unwrap();
+    let key = "sk-test-4f9a2b7c1d-secret";
+    p.write(".env", format!("TEST_MODEL_KEY={key}\n"));
+    let model = FakeModel::start(vec![
+        Scripted::call("ws_shell", json!({"command": "env"})),
+        Scripted::call(
+            "ws_shell",
+            json!({"command": "cat /proc/*/environ | tr '\\0' '\\n'"}),
+        ),
+        Scripted::call(
+            "ws_shell",
+            json!({"command": "cat /proc/1/environ /proc/$PPID/environ"}),
+        ),
+        Scripted::call("ws_shell", json!({"command": "cat .env"})),
+        Scripted::call("ws_read", json!({"path": ".env"})),
+        Scripted::final_done("looked"),
+    ]);
+    let r = run_with(
+        &p,
+        &model,
+        "find the key",
+        &[],
+        &[
+            ("XDG_CONFIG_HOME", home.path().to_str().unwrap()),
+            ("TEST_MODEL_KEY", key),
+            ("OTHER_SERVICE_TOKEN", "tok-0123456789abcdef"),
+        ],
+    );
+    assert_done(&r, &[]);
+    // The key went where it belongs: the Authorization header.
+    assert_eq!(
+        model.auth_headers()[0].as_deref(),
+        Some(format!("Bearer {key}").as_str())
+    );
+    let requests = serde_json::to_string(&model.requests()).unwrap();
+    assert!(!requests.contains(key), "the model saw the key");
+    assert!(
+        !requests.contains("tok-0123456789abcdef"),
+        "the model saw a token"
+    );
+    // The commands ran: the environment was printed, /proc refused.
+    assert!(requests.contains("TERM=dumb"), "{requests}");
+    assert!(requests.contains("Permission denied"), "{requests}");
+    // The project file was read, with the key replaced by its name.
+    assert!(
+        requests.contains("[redacted: TEST_MODEL_KEY]"),
+        "{requests}"
+    );
+    for entry in std::fs::read_dir(p.path(".slmcode/runs")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert!(!text.contains(key), "the trajectory holds the key");
+    }
+    assert!(!r.stderr.contains(key));
+}
+
 #[test]
 fn runs_are_listed_and_shown() {
     let p = Project::new();
