@@ -4,9 +4,10 @@
 //!   checkpoints): an agent that could write there could give itself a shell on the next run.
 //!   Only `.slmcode/scratch/` is open to tools.
 //! - Every git directory — the top-level `.git`, a submodule's or a nested repository's `.git`
-//!   (a directory or a `.git` file), and the directory a `.git` file's `gitdir:` names — because
-//!   the user's own git, run later outside any sandbox, executes what its config and hooks say.
-//!   Committing is the user's step.
+//!   (a directory or a `.git` file), and the directory a `.git` file's `gitdir:` names — and the
+//!   places the repository's config points git at inside the project (an included config file,
+//!   the `core.hooksPath` directory): the user's own git, run later outside any sandbox,
+//!   executes what its config and hooks say. Committing is the user's step.
 //!
 //! A boundary is checked on the path text (every spelling a filesystem may treat as the same
 //! name: case, trailing dots and spaces, NTFS short names, characters HFS+ ignores), and on file
@@ -48,10 +49,11 @@ impl Boundary {
                  If you need scratch space, write under .slmcode/scratch/ instead."
             ),
             Boundary::Git => format!(
-                "{verb} refused — {shown} is inside git's own directory (.git), not project source.\n\
-                 Its config and hooks run programs the next time the user runs git, so no tool\n\
-                 changes anything there. Committing, branches and git config are the user's step:\n\
-                 change the project's files instead, and say in your answer what to commit."
+                "{verb} refused — {shown} is git's own state (a .git directory, or hooks or config\n\
+                 the repository's git runs from), not project source. What is there runs the next\n\
+                 time the user runs git, so no tool changes it. Committing, branches, hooks and git\n\
+                 config are the user's step: change the project's files instead, and say in your\n\
+                 answer what to commit."
             ),
         }
     }
@@ -121,6 +123,9 @@ pub struct Entry {
     pub is_dir: bool,
     /// Device and inode.
     pub id: (u64, u64),
+    /// False for a place the repository's config names that does not exist yet (a hooks
+    /// directory): protected by its path, with nothing to mount.
+    pub exists: bool,
 }
 
 /// What a project protects right now: `.slmcode/`, every `.git` entry down to
@@ -195,6 +200,26 @@ impl Protected {
                 }
             }
         }
+        // What the repository's own config makes git read or run outside .git.
+        if found.entries.iter().any(|e| e.path.as_str() == ".git") {
+            for path in crate::git::configured_paths(root) {
+                let known = entry(root, &path, Boundary::Git).or_else(|| {
+                    let rel = path.strip_prefix(root).ok().and_then(RelPath::from_walk)?;
+                    Some(Entry {
+                        path: rel,
+                        boundary: Boundary::Git,
+                        is_dir: true,
+                        id: (0, 0),
+                        exists: false,
+                    })
+                });
+                if let Some(e) = known {
+                    if !e.exists || seen.insert(e.id) {
+                        found.entries.push(e);
+                    }
+                }
+            }
+        }
         found.entries.sort_by(|a, b| a.path.cmp(&b.path));
         found.git_names.sort();
         found
@@ -203,7 +228,7 @@ impl Protected {
     /// The protected directory that has this identity, if any (the scratch exemption is the
     /// caller's to apply: see [`Protected::is_scratch`]).
     pub fn by_identity(&self, id: (u64, u64)) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.id == id)
+        self.entries.iter().find(|e| e.exists && e.id == id)
     }
 
     /// True when `id` is `.slmcode/scratch/`.
@@ -225,10 +250,11 @@ impl Protected {
             .find(|b| *b == Boundary::Git || !is_under(real, &scratch) || *real == scratch)
     }
 
-    /// Absolute paths of the entries, for the sandbox.
+    /// Absolute paths of the entries that exist, for the sandbox.
     pub fn absolute(&self, root: &Path) -> Vec<(PathBuf, &Entry)> {
         self.entries
             .iter()
+            .filter(|e| e.exists)
             .map(|e| (root.join(e.path.as_path()), e))
             .collect()
     }
@@ -258,6 +284,7 @@ fn entry(root: &Path, path: &Path, boundary: Boundary) -> Option<Entry> {
         boundary,
         is_dir: meta.is_dir(),
         id: (meta.dev(), meta.ino()),
+        exists: true,
     })
 }
 

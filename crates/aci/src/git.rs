@@ -59,18 +59,10 @@ pub fn overrides(root: &Path, other_git_dirs: &[PathBuf]) -> Vec<(String, String
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let mut keys: Vec<String> = Vec::new();
-    if let Some(listing) = config_list(root, None) {
-        keys.extend(
-            config_entries(&listing)
-                .into_iter()
-                .filter(|(scope, _)| scope == "local" || scope == "worktree")
-                .map(|(_, key)| key),
-        );
-    }
+    let mut keys: Vec<String> = repo_config(root).into_iter().map(|e| e.key).collect();
     for dir in other_git_dirs {
         if let Some(listing) = config_list(root, Some(&dir.join("config"))) {
-            keys.extend(config_entries(&listing).into_iter().map(|(_, key)| key));
+            keys.extend(config_entries(&listing).into_iter().map(|e| e.key));
         }
     }
     let mut drivers: Vec<String> = Vec::new();
@@ -128,6 +120,21 @@ pub fn command(root: &Path) -> Result<Command, GitError> {
     Ok(cmd)
 }
 
+/// `p` with `.` and `..` taken out, without touching the disk (the place may not exist yet).
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// Checks once per process that git exists and reads `GIT_CONFIG_COUNT`.
 fn check_version() -> Result<(), GitError> {
     static VERSION: OnceLock<Result<(), GitError>> = OnceLock::new();
@@ -151,8 +158,8 @@ fn check_version() -> Result<(), GitError> {
         .clone()
 }
 
-/// `git config --null --show-scope --list` in `root` (or of one file), with the fixed
-/// overrides applied; listing config runs nothing. `None` when git is unavailable.
+/// `git config --null --show-scope --show-origin --list` in `root` (or of one file), with the
+/// fixed overrides applied; listing config runs nothing. `None` when git is unavailable.
 fn config_list(root: &Path, file: Option<&Path>) -> Option<Vec<u8>> {
     check_version().ok()?;
     let fixed: Vec<(String, String)> = FIXED
@@ -165,7 +172,13 @@ fn config_list(root: &Path, file: Option<&Path>) -> Option<Vec<u8>> {
             cmd.env_remove(k);
         }
     }
-    cmd.args(["config", "--null", "--includes", "--show-scope"]);
+    cmd.args([
+        "config",
+        "--null",
+        "--includes",
+        "--show-scope",
+        "--show-origin",
+    ]);
     if let Some(f) = file {
         cmd.arg("--file").arg(f);
     }
@@ -177,21 +190,74 @@ fn config_list(root: &Path, file: Option<&Path>) -> Option<Vec<u8>> {
     cmd.output().ok().map(|o| o.stdout)
 }
 
-/// The `(scope, key)` pairs of a `--null --show-scope` listing: entries are
-/// `scope\0key\nvalue\0` (or `scope\0key\0` for a bare key).
-fn config_entries(listing: &[u8]) -> Vec<(String, String)> {
+/// One entry of a config listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ConfigEntry {
+    scope: String,
+    /// `file:PATH` for entries read from a file.
+    origin: String,
+    key: String,
+    value: String,
+}
+
+/// The entries of a `--null --show-scope --show-origin` listing: `scope\0origin\0key\nvalue\0`
+/// (or `…key\0` for a bare key).
+fn config_entries(listing: &[u8]) -> Vec<ConfigEntry> {
     let mut fields = listing.split(|b| *b == 0);
     let mut out = Vec::new();
-    while let (Some(scope), Some(entry)) = (fields.next(), fields.next()) {
+    while let (Some(scope), Some(origin), Some(entry)) =
+        (fields.next(), fields.next(), fields.next())
+    {
         if scope.is_empty() {
             break;
         }
-        let key = entry.split(|b| *b == b'\n').next().unwrap_or_default();
-        out.push((
-            String::from_utf8_lossy(scope).into_owned(),
-            String::from_utf8_lossy(key).into_owned(),
-        ));
+        let text = String::from_utf8_lossy(entry);
+        let (key, value) = text.split_once('\n').unwrap_or((&text, ""));
+        out.push(ConfigEntry {
+            scope: String::from_utf8_lossy(scope).into_owned(),
+            origin: String::from_utf8_lossy(origin).into_owned(),
+            key: key.to_string(),
+            value: value.to_string(),
+        });
     }
+    out
+}
+
+/// The entries the repository itself sets (local and worktree scope, includes followed).
+fn repo_config(root: &Path) -> Vec<ConfigEntry> {
+    config_list(root, None)
+        .map(|l| config_entries(&l))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.scope == "local" || e.scope == "worktree")
+        .collect()
+}
+
+/// Places inside `root` (possibly not existing yet) that the repository's config makes git
+/// read or run outside `.git`: config files it includes, and the hooks directory
+/// `core.hooksPath` names — with its parent when it is husky's `_`, whose hooks run the
+/// scripts beside it. A model that changed them would have the user's next git command run
+/// what it wrote.
+pub fn configured_paths(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in repo_config(root) {
+        if let Some(file) = e.origin.strip_prefix("file:") {
+            out.push(root.join(file));
+        }
+        if e.key.eq_ignore_ascii_case("core.hookspath") && !e.value.is_empty() {
+            let dir = root.join(&e.value);
+            if dir.file_name().is_some_and(|n| n == "_") {
+                if let Some(parent) = dir.parent() {
+                    out.push(parent.to_path_buf());
+                }
+            }
+            out.push(dir);
+        }
+    }
+    let mut out: Vec<PathBuf> = out.iter().map(|p| lexical(p)).collect();
+    out.retain(|p| p.starts_with(root) && !p.components().any(|c| c.as_os_str() == ".git"));
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -208,9 +274,9 @@ mod tests {
 
     #[test]
     fn keys_and_drivers_from_a_listing() {
-        let listing = b"global\0filter.lfs.clean\ngit-lfs clean\0local\0core.bare\nfalse\0local\0filter.a.b=c.smudge\nx\0local\0bare\0";
+        let listing = b"global\0file:/h/.gitconfig\0filter.lfs.clean\ngit-lfs clean\0local\0file:.git/config\0core.bare\nfalse\0local\0file:.git/config\0filter.a.b=c.smudge\nx\0local\0file:.git/config\0bare\0";
         let entries = config_entries(listing);
-        let keys: Vec<&str> = entries.iter().map(|(_, k)| k.as_str()).collect();
+        let keys: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
         assert_eq!(
             keys,
             [
@@ -220,9 +286,40 @@ mod tests {
                 "bare"
             ]
         );
-        assert_eq!(entries[0].0, "global");
+        assert_eq!(entries[0].scope, "global");
+        assert_eq!(entries[1].origin, "file:.git/config");
+        assert_eq!(entries[1].value, "false");
         let drivers: Vec<String> = keys.iter().filter_map(|k| filter_driver(k)).collect();
         assert_eq!(drivers, ["lfs", "a.b=c"]);
+    }
+
+    #[test]
+    fn hooks_and_included_files_inside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let git = |args: &[&str]| {
+            assert!(Command::new("git")
+                .args(args)
+                .current_dir(root)
+                .status()
+                .unwrap()
+                .success());
+        };
+        git(&["init", "-q"]);
+        std::fs::write(
+            root.join("shared.gitconfig"),
+            "[core]\n\thooksPath = .husky/_\n",
+        )
+        .unwrap();
+        git(&["config", "include.path", "../shared.gitconfig"]);
+        let paths = configured_paths(root);
+        let rel: Vec<String> = paths
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        assert!(rel.contains(&"shared.gitconfig".to_string()), "{rel:?}");
+        assert!(rel.contains(&".husky".to_string()), "{rel:?}");
+        assert!(rel.contains(&".husky/_".to_string()), "{rel:?}");
     }
 
     #[test]

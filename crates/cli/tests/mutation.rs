@@ -291,7 +291,7 @@ fn review_stages_and_pending_applies_or_rejects() {
     assert!(err.contains("is not a pending change id"), "{err}");
 }
 
-const GIT_BOUNDARY: &str = "is inside git's own directory (.git)";
+const GIT_BOUNDARY: &str = "is git's own state (a .git directory";
 
 /// A git checkout with a submodule-style `.git` file whose gitdir lies elsewhere in the
 /// project, and a nested repository further down.
@@ -399,4 +399,58 @@ fn git_directories_are_refused_to_every_tool_in_every_spelling() {
     let text = p.ok("ws_mv", r#"{"from":"README.md","to":"docs/README.md"}"#);
     assert!(text.contains("git mv"), "{text}");
     assert!(p.path("docs/README.md").exists());
+}
+
+/// The places the repository's config makes git run or read outside `.git`: its hooks
+/// directory (existing or not yet) and a config file it includes.
+#[test]
+fn configured_hooks_and_included_config_are_git_state_too() {
+    let p = Project::new();
+    p.write("README.md", "# r\n");
+    common::git(p.root(), &["init", "-q"]);
+    p.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    p.write("shared.gitconfig", "[core]\n\thooksPath = .githooks\n");
+    common::git(p.root(), &["config", "include.path", "../shared.gitconfig"]);
+    let before = common::snapshot(p.root());
+    for (tool, args) in [
+        (
+            "ws_write",
+            json!({"path": ".githooks/pre-commit", "content": "#!/bin/sh\nid\n", "allow_shrink": true}),
+        ),
+        (
+            "ws_write",
+            json!({"path": ".githooks/pre-push", "content": "#!/bin/sh\nid\n"}),
+        ),
+        ("ws_delete", json!({"path": "shared.gitconfig"})),
+        (
+            "ws_mv",
+            json!({"from": "README.md", "to": ".githooks/post-checkout"}),
+        ),
+    ] {
+        let msg = p.err(tool, &args.to_string());
+        assert!(msg.contains(GIT_BOUNDARY), "{tool} {args}: {msg}");
+    }
+    let reply = read_then(
+        &p,
+        "shared.gitconfig",
+        "ws_edit",
+        json!({"path": "shared.gitconfig", "old_str": ".githooks", "new_str": "evil"}),
+        &[],
+    );
+    assert_eq!(reply["is_error"], true, "{reply}");
+    assert_eq!(common::snapshot(p.root()), before);
+    // husky: hooksPath .husky/_ runs the scripts in .husky/, which may not exist yet.
+    common::git(p.root(), &["config", "--unset", "include.path"]);
+    common::git(p.root(), &["config", "core.hooksPath", ".husky/_"]);
+    let msg = p.err(
+        "ws_write",
+        &json!({"path": ".husky/pre-commit", "content": "id\n"}).to_string(),
+    );
+    assert!(msg.contains(GIT_BOUNDARY), "{msg}");
+    assert!(!p.path(".husky").exists());
+    // Ordinary project files are not affected.
+    p.ok(
+        "ws_write",
+        r#"{"path":"src/new.rs","content":"fn f() {}\n"}"#,
+    );
 }

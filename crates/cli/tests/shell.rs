@@ -457,3 +457,29 @@ fn nothing_a_command_plants_in_git_runs_for_the_user() {
     }
     assert!(!marker.exists(), "the user's git ran a planted program");
 }
+
+/// A hooks directory the repository's config names is read-only to commands as well, and a
+/// command's text may not target it.
+#[test]
+fn the_configured_hooks_directory_is_protected_from_commands() {
+    let p = Project::new();
+    p.write("README.md", "# r\n");
+    common::git(p.root(), &["init", "-q"]);
+    p.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    common::git(p.root(), &["config", "core.hooksPath", ".githooks"]);
+    let (text, err) = shell(&p, "echo id >> .githooks/pre-commit");
+    assert!(err && text.contains("[rule: git-dir]"), "{text}");
+    let text = allowed_script(
+        &p,
+        "hook.py",
+        "try:\n    open('.githooks/pre-commit', 'a').write('id\\n')\n    print('WROTE')\nexcept OSError:\n    print('DENIED')\n",
+        &[],
+    );
+    if require_full_sandbox(&text) {
+        assert!(text.contains("DENIED"), "{text}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.path(".githooks/pre-commit")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+}

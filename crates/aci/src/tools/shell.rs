@@ -174,7 +174,9 @@ pub fn execute(
     let git_dirs: Vec<std::path::PathBuf> = protected
         .entries
         .iter()
-        .filter(|e| e.boundary == Boundary::Git && e.is_dir && e.path.as_str() != ".git")
+        .filter(|e| {
+            e.boundary == Boundary::Git && e.exists && e.is_dir && e.path.as_str() != ".git"
+        })
         .map(|e| root.join(e.path.as_path()))
         .collect();
     env.extend(git::env(&git::overrides(&root, &git_dirs)));
