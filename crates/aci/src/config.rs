@@ -359,17 +359,25 @@ impl Key {
                 };
             }
             Slot::Sandbox => {
-                config.sandbox = match text.map(str::to_ascii_lowercase).as_deref() {
-                    Some("auto") | Some("on") => true,
-                    Some("off") => false,
+                // YAML reads a bare `off` as false.
+                config.sandbox = match (
+                    value.as_bool(),
+                    text.map(str::to_ascii_lowercase).as_deref(),
+                ) {
+                    (Some(b), _) => b,
+                    (_, Some("auto") | Some("on")) => true,
+                    (_, Some("off")) => false,
                     _ => return Err(bad("auto or off".to_string())),
                 };
             }
             Slot::ShellNetwork => {
-                config.shell_network = match text.map(str::to_ascii_lowercase).as_deref() {
-                    Some("deny") | Some("off") => ShellNetwork::Deny,
-                    Some("loopback") => ShellNetwork::Loopback,
-                    Some("allow") | Some("on") => ShellNetwork::Allow,
+                config.shell_network = match (
+                    value.as_bool(),
+                    text.map(str::to_ascii_lowercase).as_deref(),
+                ) {
+                    (Some(false), _) | (_, Some("deny") | Some("off")) => ShellNetwork::Deny,
+                    (_, Some("loopback")) => ShellNetwork::Loopback,
+                    (Some(true), _) | (_, Some("allow") | Some("on")) => ShellNetwork::Allow,
                     _ => return Err(bad("one of deny, loopback, allow".to_string())),
                 };
             }
@@ -686,6 +694,30 @@ mod tests {
             .to_string();
         assert!(
             e.starts_with("SLMCODE_MAX_TOOL_CHARS: max_tool_chars"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_sandbox_is_on_and_the_network_off_by_default() {
+        let c = Config::default();
+        assert!(c.sandbox);
+        assert_eq!(c.shell_network, ShellNetwork::Deny);
+        let mut c = Config::default();
+        // A bare `off` is a YAML boolean; it still means off.
+        c.apply_yaml("shell_network: loopback\nsandbox: off\n", &mut Vec::new())
+            .unwrap();
+        assert_eq!(c.shell_network, ShellNetwork::Loopback);
+        assert!(!c.sandbox);
+        c.apply_env([("SLMCODE_SHELL_NETWORK".to_string(), "allow".to_string())])
+            .unwrap();
+        assert_eq!(c.shell_network, ShellNetwork::Allow);
+        let e = c
+            .apply_yaml("shell_network: sometimes\n", &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("shell_network must be one of deny, loopback, allow"),
             "{e}"
         );
     }
