@@ -140,6 +140,9 @@ pub struct Protected {
     /// Where every entry named like `.git` was found, as found (not resolved): what a command
     /// may not add.
     pub git_names: Vec<RelPath>,
+    /// Files that run or configure something (a git config or hook, a control file) and have
+    /// another hard link: a read-only mount cannot stop a write through the other name.
+    pub linked: Vec<RelPath>,
 }
 
 impl Protected {
@@ -222,6 +225,7 @@ impl Protected {
         }
         found.entries.sort_by(|a, b| a.path.cmp(&b.path));
         found.git_names.sort();
+        found.linked = linked_files(root, &found.entries);
         found
     }
 
@@ -258,6 +262,51 @@ impl Protected {
             .map(|e| (root.join(e.path.as_path()), e))
             .collect()
     }
+}
+
+/// The files in protected directories that matter (config, hooks, control files) and have
+/// other hard links. Git's object store is left out: a local clone hard-links objects, and
+/// they run nothing.
+fn linked_files(root: &Path, entries: &[Entry]) -> Vec<RelPath> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut check = |path: PathBuf| {
+        if let Ok(meta) = std::fs::symlink_metadata(&path) {
+            if meta.is_file() && meta.nlink() > 1 {
+                if let Some(rel) = path.strip_prefix(root).ok().and_then(RelPath::from_walk) {
+                    out.push(rel);
+                }
+            }
+        }
+    };
+    for e in entries.iter().filter(|e| e.exists) {
+        let dir = root.join(e.path.as_path());
+        if !e.is_dir {
+            check(dir);
+            continue;
+        }
+        let mut files: Vec<PathBuf> = ["config", "info/attributes", "commondir", "gitdir"]
+            .iter()
+            .map(|f| dir.join(f))
+            .collect();
+        // A git directory (it has a HEAD) matters by the files listed above and its hooks; a
+        // control or hooks directory by everything in it.
+        let git_dir = dir.join("HEAD").exists();
+        let listed = if git_dir {
+            dir.join("hooks")
+        } else {
+            dir.clone()
+        };
+        if let Ok(read) = std::fs::read_dir(&listed) {
+            files.extend(read.flatten().map(|i| i.path()).take(200));
+        }
+        for f in files {
+            check(f);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// True when `path` is `dir` or lies beneath it.

@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// Keys set for every git process, whatever the repository says. An empty `credential.helper`
 /// clears the helper list; an empty `diff.external` means none.
@@ -224,13 +224,61 @@ fn config_entries(listing: &[u8]) -> Vec<ConfigEntry> {
 }
 
 /// The entries the repository itself sets (local and worktree scope, includes followed).
+/// Read once per process and again only when one of the files it came from (or the
+/// repository's own config) changes: the mutation path and ws_shell both need it on every call.
 fn repo_config(root: &Path) -> Vec<ConfigEntry> {
-    config_list(root, None)
+    type Cached = (Vec<(PathBuf, Option<Stamp>)>, Vec<ConfigEntry>);
+    static CACHE: Mutex<Vec<(PathBuf, Cached)>> = Mutex::new(Vec::new());
+    if let Ok(cache) = CACHE.lock() {
+        if let Some((_, (stamps, entries))) = cache.iter().find(|(r, _)| r == root) {
+            if stamps.iter().all(|(path, stamp)| stamp_of(path) == *stamp) {
+                return entries.clone();
+            }
+        }
+    }
+    let all = config_list(root, None)
         .map(|l| config_entries(&l))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let mut files: Vec<PathBuf> = vec![root.join(".git/config")];
+    files.extend(
+        all.iter()
+            .filter_map(|e| e.origin.strip_prefix("file:"))
+            .map(|f| root.join(f)),
+    );
+    files.sort();
+    files.dedup();
+    let stamps = files
+        .into_iter()
+        .map(|f| {
+            let s = stamp_of(&f);
+            (f, s)
+        })
+        .collect();
+    let entries: Vec<ConfigEntry> = all
         .into_iter()
         .filter(|e| e.scope == "local" || e.scope == "worktree")
-        .collect()
+        .collect();
+    if let Ok(mut cache) = CACHE.lock() {
+        cache.retain(|(r, _)| r != root);
+        cache.push((root.to_path_buf(), (stamps, entries.clone())));
+    }
+    entries
+}
+
+/// What tells a file changed: inode, size, modification and change times.
+type Stamp = (u64, u64, i64, i64, i64, i64);
+
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
 }
 
 /// Places inside `root` (possibly not existing yet) that the repository's config makes git

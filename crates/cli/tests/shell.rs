@@ -483,3 +483,38 @@ fn the_configured_hooks_directory_is_protected_from_commands() {
         "#!/bin/sh\nexit 0\n"
     );
 }
+
+/// A hook or git config with a second hard link in the project could be changed through that
+/// name, past the read-only mount: commands are refused until the link is gone.
+#[test]
+fn a_hard_link_into_git_state_stops_commands() {
+    let p = Project::new();
+    p.write("README.md", "# r\n");
+    common::git(p.root(), &["init", "-q"]);
+    p.write(".git/hooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    std::fs::hard_link(p.path(".git/hooks/pre-commit"), p.path("innocent.sh")).unwrap();
+    let (text, err) = shell(&p, "ls");
+    assert!(err, "{text}");
+    assert!(
+        text.contains(".git/hooks/pre-commit has another hard link in the project"),
+        "{text}"
+    );
+    std::fs::remove_file(p.path("innocent.sh")).unwrap();
+    let (text, err) = shell(&p, "ls");
+    assert!(!err, "{text}");
+}
+
+/// `sandbox: off` is said in every result, so the model and the user know.
+#[test]
+fn a_result_says_when_the_sandbox_is_off() {
+    let p = Project::new();
+    p.write(".slmcode/config.yaml", "sandbox: off\n");
+    let (text, err) = shell(&p, "true");
+    assert!(!err, "{text}");
+    assert!(
+        text.ends_with(
+            "[sandbox off (sandbox: off in the config): writes and network are not confined]"
+        ),
+        "{text}"
+    );
+}

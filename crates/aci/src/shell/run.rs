@@ -237,11 +237,19 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         }
     };
     let records = Records::parse(&report_rx.recv_timeout(DRAIN_GRACE).unwrap_or_default());
-    // Whatever is left in the command's process group goes now (on systems without the
-    // supervisor this is the containment; with it, a last sweep).
-    killed += kill_group(pid);
-    if let Some(s) = records.supervisor {
-        killed += s.killed as usize;
+    match records.supervisor {
+        // The supervisor ended everything and said so; its group is empty, but a last signal
+        // to it costs nothing.
+        Some(s) => {
+            killed += s.killed as usize;
+            // SAFETY: killpg only sends a signal to the command's process group.
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        }
+        // No supervisor (another system), or it did not finish: the group and its
+        // descendants are found and killed here.
+        None => killed += kill_group(pid),
     }
     if let Some((_, n)) = records.command {
         killed += n as usize;

@@ -76,6 +76,11 @@ impl Tool for ShellTool {
         };
         policy::check(&command, &policy, &ws.jail, &protected)
             .map_err(|r| ToolError::Refused(r.to_string()))?;
+        if let Some(linked) = protected.linked.first() {
+            return Err(ToolError::Refused(format!(
+                "ws_shell refused: {linked} has another hard link in the project, so a command could change it through that other name, past the sandbox. Ask the user to remove the extra link (or to run the command themselves) instead."
+            )));
+        }
         if ws.config.shell_permission == ShellPermission::Ask && !ask(&command) {
             return Err(ToolError::Refused(format!(
                 "ws_shell refused: `{command}` needs the user's approval (shell_permission: ask) and it was not given — or there is no terminal to ask on. Do without it, or ask the user to run it."

@@ -29,10 +29,11 @@ mod linux;
 #[cfg(target_os = "linux")]
 use linux as platform;
 
+// The fallback is compiled (and its tests run) on Linux too, so it cannot rot unseen.
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+mod portable;
 #[cfg(not(target_os = "linux"))]
-mod other;
-#[cfg(not(target_os = "linux"))]
-use other as platform;
+use portable as platform;
 
 pub use platform::{install, Confinement};
 
@@ -106,6 +107,18 @@ impl Report {
     /// The line a ws_shell result ends with: the network in force, and what is weaker than the
     /// full sandbox.
     pub fn note(&self) -> String {
+        if let (Writes::Off(why), Network::NotIsolated(same)) = (&self.writes, &self.network) {
+            if why == same {
+                let group = if self.processes == Processes::Group {
+                    "; processes are contained by their group only"
+                } else {
+                    ""
+                };
+                return format!(
+                    "[sandbox off ({why}): writes and network are not confined{group}]"
+                );
+            }
+        }
         let net = match &self.network {
             Network::Off => "network off",
             Network::LoopbackOnly => "network: its own loopback only",
