@@ -55,10 +55,7 @@ pub enum GitError {
 /// filter. Drivers from the user's own global or system config (git-lfs) are the user's and
 /// stay.
 pub fn overrides(root: &Path, other_git_dirs: &[PathBuf]) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = FIXED
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let mut out = fixed();
     let mut keys: Vec<String> = repo_config(root).into_iter().map(|e| e.key).collect();
     for dir in other_git_dirs {
         if let Some(listing) = config_list(root, Some(&dir.join("config"))) {
@@ -101,23 +98,37 @@ pub fn env(overrides: &[(String, String)]) -> Vec<(String, String)> {
     env
 }
 
-/// A git command for slmcode's own use in `root`: no `GIT_*` variable of ours leaks in (a
-/// `GIT_DIR` would point it elsewhere), every override applied, no pager, no optional index
+/// A git command for slmcode's own use in `root`: no `GIT_*` variable of ours leaks in, every
+/// override applied, no pager, no optional index
 /// lock (status must not write), no prompt, stdin closed.
 pub fn command(root: &Path) -> Result<Command, GitError> {
     check_version()?;
-    let mut cmd = Command::new("git");
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = bare_git();
     cmd.arg("--no-pager")
         .current_dir(root)
         .envs(env(&overrides(root, &[])))
         .env("GIT_OPTIONAL_LOCKS", "0")
         .stdin(Stdio::null());
     Ok(cmd)
+}
+
+/// The fixed overrides as owned pairs.
+fn fixed() -> Vec<(String, String)> {
+    FIXED
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// `git` without any `GIT_*` variable of ours (a `GIT_DIR` would point it elsewhere).
+fn bare_git() -> Command {
+    let mut cmd = Command::new("git");
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("GIT_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd
 }
 
 /// `p` with `.` and `..` taken out, without touching the disk (the place may not exist yet).
@@ -162,16 +173,7 @@ fn check_version() -> Result<(), GitError> {
 /// fixed overrides applied; listing config runs nothing. `None` when git is unavailable.
 fn config_list(root: &Path, file: Option<&Path>) -> Option<Vec<u8>> {
     check_version().ok()?;
-    let fixed: Vec<(String, String)> = FIXED
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let mut cmd = Command::new("git");
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = bare_git();
     cmd.args([
         "config",
         "--null",
@@ -184,7 +186,7 @@ fn config_list(root: &Path, file: Option<&Path>) -> Option<Vec<u8>> {
     }
     cmd.arg("--list")
         .current_dir(root)
-        .envs(env(&fixed))
+        .envs(env(&fixed()))
         .stdin(Stdio::null())
         .stderr(Stdio::null());
     cmd.output().ok().map(|o| o.stdout)

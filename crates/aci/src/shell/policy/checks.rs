@@ -1,9 +1,10 @@
 //! The judgements a table row cannot express: wrappers whose inner command is judged in turn
 //! (`timeout`, `npx`, `uv run`, `python -m pytest`), programs whose safe form depends on their
-//! arguments (`git`, `sed`, `env`, `make`), and the write targets of `tee` and `dd`. Each is
-//! one function named after its program; [`super::programs`] says which row uses which.
+//! arguments (`sed`, `env`, `make`, `cargo`; git's is in [`super::git`]), and the write targets
+//! of `tee` and `dd`. Each is one function named after its program; [`super::programs`] says
+//! which row uses which.
 
-use super::programs::{self, nested, row_for, scan, tier_message, Call, Verdict};
+use super::programs::{self, nested, tier_message, Call, Verdict};
 use super::{refuse, sed, words, Refusal, Rule, Walker};
 
 type Judged = Result<Verdict, Refusal>;
@@ -313,162 +314,6 @@ pub fn dd(w: &Walker, call: &Call) -> Judged {
         }
     }
     ALLOW
-}
-
-/// git: its global options (`-C DIR` inside the project; `-c`, `--config-env`, `--git-dir`,
-/// `--work-tree`, `--exec-path=`, `--bare` point git at programs or at another repository's
-/// config), then the read-only subcommands in their read-only forms.
-pub fn git(w: &Walker, call: &Call) -> Judged {
-    let argv = call.argv;
-    let points_elsewhere = |opt: &str| {
-        refuse(
-            Rule::DangerousFlag,
-            format!("ws_shell refused: `git {opt}` can make git run arbitrary programs or read another repository's config. Run the git command without it instead."),
-        )
-    };
-    let mut i = 0;
-    while i < argv.len() {
-        let a = argv[i].as_str();
-        if !a.starts_with('-') {
-            break;
-        }
-        let name = a.split('=').next().unwrap_or(a);
-        match name {
-            "-C" => {
-                let Some(dir) = call.raw.get(i + 1) else {
-                    return refuse(Rule::Parse, "ws_shell refused: `git -C` needs a directory. Run `git -C DIR status` instead.");
-                };
-                w.directory(dir)?;
-                i += 2;
-                continue;
-            }
-            "-c" | "--config-env" | "--git-dir" | "--work-tree" | "--bare" | "--super-prefix" => {
-                return points_elsewhere(name)
-            }
-            _ if a.starts_with("-c") => return points_elsewhere("-c"),
-            "--exec-path" if a.contains('=') => return points_elsewhere("--exec-path"),
-            "--exec-path" | "--version" | "--help" | "-h" | "-v" | "--html-path"
-            | "--man-path" | "--info-path" => return ALLOW,
-            "--namespace" | "--attr-source" | "--list-cmds" => {
-                if !a.contains('=') {
-                    i += 1;
-                }
-            }
-            "-p" | "--paginate" | "-P" | "--no-pager" | "--no-replace-objects"
-            | "--no-lazy-fetch" | "--no-optional-locks" | "--no-advice" | "--literal-pathspecs"
-            | "--glob-pathspecs" | "--noglob-pathspecs" | "--icase-pathspecs" => {}
-            _ => {
-                return refuse(
-                    Rule::DangerousFlag,
-                    format!("ws_shell refused: `git {a}` is not a git option allowed here. Run the git command without it instead."),
-                )
-            }
-        }
-        i += 1;
-    }
-    let Some(sub) = argv.get(i) else {
-        return ALLOW;
-    };
-    let rest = &argv[i + 1..];
-    let raw_rest = &call.raw[i + 1..];
-    let row = row_for("git").ok_or_else(|| Refusal {
-        rule: Rule::Tier,
-        message: "ws_shell refused: git has no row".into(),
-    })?;
-    let positionals = scan(w, row, rest, raw_rest, call.user)?;
-    let has = |flags: &[&str]| {
-        rest.iter().any(|a| {
-            flags
-                .iter()
-                .any(|f| a == f || a.starts_with(&format!("{f}=")))
-        })
-    };
-    let first = positionals.first().map(|p| rest[*p].as_str());
-    let read_only = match sub.as_str() {
-        "status" | "diff" | "log" | "show" | "blame" | "annotate" | "rev-parse" | "ls-files"
-        | "grep" | "describe" | "shortlog" | "rev-list" | "cat-file" | "ls-tree" | "merge-base"
-        | "count-objects" | "for-each-ref" | "show-ref" | "var" | "check-ignore" | "check-attr"
-        | "name-rev" | "whatchanged" | "range-diff" | "help" | "version" | "show-branch"
-        | "cherry" | "diff-tree" | "diff-files" | "diff-index" | "verify-commit" | "verify-tag" => {
-            true
-        }
-        "branch" => {
-            positionals.is_empty()
-                && !has(&[
-                    "-d",
-                    "-D",
-                    "-m",
-                    "-M",
-                    "-c",
-                    "-C",
-                    "-f",
-                    "-u",
-                    "--delete",
-                    "--move",
-                    "--copy",
-                    "--force",
-                    "--set-upstream-to",
-                    "--unset-upstream",
-                    "--edit-description",
-                    "--create-reflog",
-                    "--track",
-                    "--no-track",
-                ])
-        }
-        "tag" => {
-            (positionals.is_empty() || has(&["-l", "--list"]))
-                && !has(&[
-                    "-d", "--delete", "-a", "-s", "-m", "-F", "-f", "--force", "-u",
-                ])
-        }
-        "config" => {
-            // `git config NAME` (one operand) reads NAME; a second operand would set it.
-            let reads = has(&[
-                "--get",
-                "--get-all",
-                "--get-regexp",
-                "--get-urlmatch",
-                "--list",
-                "-l",
-            ]) || matches!(first, Some("get" | "list"))
-                || (positionals.len() == 1 && first.is_some_and(|k| k.contains('.')));
-            let changes = has(&[
-                "--add",
-                "--unset",
-                "--unset-all",
-                "--replace-all",
-                "--rename-section",
-                "--remove-section",
-                "-e",
-                "--edit",
-            ]) || matches!(
-                first,
-                Some("set" | "unset" | "rename-section" | "remove-section" | "edit")
-            );
-            reads && !changes
-        }
-        "reflog" => matches!(first, None | Some("show")),
-        "stash" => matches!(first, Some("list" | "show")),
-        "worktree" => first == Some("list"),
-        "notes" => matches!(first, Some("list" | "show")),
-        "submodule" => first == Some("status"),
-        "remote" => positionals.is_empty() || first == Some("get-url"),
-        _ => false,
-    };
-    if read_only || call.user {
-        if call.user && !read_only {
-            for p in &positionals {
-                w.operand(&raw_rest[*p])?;
-            }
-        }
-        return ALLOW;
-    }
-    refuse(
-        Rule::Tier,
-        format!(
-            "ws_shell refused: `git {sub}` in this form changes the repository or reaches the network. Committing, branches and the index are the user's step: change files with the edit tools (ws_mv moves tracked files) and say what to commit instead — or ask the user to add a `shell_allow` prefix for it."
-        ),
-    )
 }
 
 /// cargo: the runner subcommands (after an optional `+toolchain`); `cargo fmt` only with
