@@ -518,3 +518,62 @@ fn a_result_says_when_the_sandbox_is_off() {
         "{text}"
     );
 }
+
+/// An ordinary user gets the full sandbox too (user namespaces need no privilege). Run as
+/// `nobody` when the tests run as root, which is how CI runs them.
+#[test]
+fn an_ordinary_user_gets_the_same_sandbox() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(0)
+        != 0
+    {
+        // Already an ordinary user: every other test here is this test.
+        return;
+    }
+    let p = Project::new();
+    p.write("README.md", "# r\n");
+    common::git(p.root(), &["init", "-q"]);
+    p.write(
+        "w.py",
+        "for path in ['.git/config', 'new.txt']:\n    try:\n        open(path, 'a').write('x')\n        print('WROTE', path)\n    except OSError:\n        print('DENIED', path)\n",
+    );
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(p.root())
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    std::fs::set_permissions(p.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_slmcode"))
+        .args([
+            "tool",
+            "ws_shell",
+            r#"{"command":"python3 w.py; id -u"}"#,
+            "--root",
+        ])
+        .arg(p.root())
+        .env("SLMCODE_SHELL_ALLOW", "python3 w.py")
+        .env("XDG_CONFIG_HOME", p.path(".no-config"))
+        .env("HOME", p.root())
+        .output()
+        .expect("setpriv (util-linux)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("65534\n"), "{text}");
+    assert!(text.contains("DENIED .git/config"), "{text}");
+    if require_full_sandbox(&text) {
+        assert!(text.contains("WROTE new.txt"), "{text}");
+        assert!(
+            text.trim_end().ends_with("[sandbox: network off]"),
+            "{text}"
+        );
+    }
+}

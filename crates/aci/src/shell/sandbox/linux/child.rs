@@ -40,12 +40,19 @@ pub(super) fn start(c: &Confinement, report: RawFd) -> io::Result<()> {
         check(libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))?;
         let mut pid_ns = false;
         if let Some(ns) = &c.ns {
-            check(libc::unshare(ns.flags))?;
-            if let Some((uid, gid)) = &ns.maps {
-                write_file(c"/proc/self/setgroups", b"deny")?;
-                write_file(c"/proc/self/uid_map", uid.as_bytes())?;
-                write_file(c"/proc/self/gid_map", gid.as_bytes())?;
-            }
+            // The harness is not dumpable, so its /proc files belong to root; the id maps
+            // are written by this process itself, which only a dumpable one may do. It is made
+            // not dumpable again right after, before anything of the command exists (its
+            // memory is a copy of the harness's).
+            libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+            let entered = check(libc::unshare(ns.flags)).and_then(|()| match &ns.maps {
+                Some((uid, gid)) => write_file(c"/proc/self/setgroups", b"deny")
+                    .and_then(|()| write_file(c"/proc/self/uid_map", uid.as_bytes()))
+                    .and_then(|()| write_file(c"/proc/self/gid_map", gid.as_bytes())),
+                None => Ok(()),
+            });
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+            entered?;
             mounts(c)?;
             if c.loopback {
                 loopback_up()?;
