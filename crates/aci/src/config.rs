@@ -63,8 +63,8 @@ pub struct Config {
     pub shell_allow: Vec<String>,
     /// allow, ask or deny.
     pub shell_permission: ShellPermission,
-    /// Confine ws_shell (namespaces, Landlock) where the kernel allows it.
-    pub sandbox: bool,
+    /// How ws_shell commands are confined.
+    pub sandbox: SandboxMode,
     /// What network a ws_shell command gets.
     pub shell_network: ShellNetwork,
     /// The model `slmcode run` asks for; none means the server's first model.
@@ -89,6 +89,30 @@ pub enum ShellPermission {
     /// Ask on the terminal each time; refused when there is none.
     Ask,
     Deny,
+}
+
+/// How ws_shell commands are confined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// Namespaces and Landlock, as far as the kernel allows.
+    #[default]
+    Auto,
+    /// Landlock only, no namespaces: the weaker sandbox a kernel without user namespaces
+    /// gives, chosen (for a system where namespaces misbehave, or to test it).
+    Landlock,
+    /// None: commands are confined only by the policy.
+    Off,
+}
+
+impl SandboxMode {
+    /// The config spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxMode::Auto => "auto",
+            SandboxMode::Landlock => "landlock",
+            SandboxMode::Off => "off",
+        }
+    }
 }
 
 /// What network a ws_shell command gets. Off by default: an allowed `npm test` must not be
@@ -132,7 +156,7 @@ impl Default for Config {
             shell_timeout_max: 900,
             shell_allow: Vec::new(),
             shell_permission: ShellPermission::Allow,
-            sandbox: true,
+            sandbox: SandboxMode::Auto,
             shell_network: ShellNetwork::Deny,
             model: None,
             max_turns: 30,
@@ -158,7 +182,7 @@ enum Slot {
     /// A list of strings, read the same way.
     Strings(fn(&mut Config) -> &mut Vec<String>),
     ShellPermission,
-    /// `auto` or `off`.
+    /// `auto`, `landlock` or `off`.
     Sandbox,
     ShellNetwork,
     /// A non-empty string.
@@ -300,7 +324,7 @@ impl Key {
                 ShellPermission::Deny => "deny",
             }
             .into(),
-            Slot::Sandbox => if c.sandbox { "auto" } else { "off" }.into(),
+            Slot::Sandbox => c.sandbox.name().into(),
             Slot::ShellNetwork => c.shell_network.name().into(),
             Slot::Text(field) => field(&mut c).clone().unwrap_or_else(|| "(none)".into()),
             Slot::Strings(field) | Slot::Globs(field) => {
@@ -364,10 +388,10 @@ impl Key {
                     value.as_bool(),
                     text.map(str::to_ascii_lowercase).as_deref(),
                 ) {
-                    (Some(b), _) => b,
-                    (_, Some("auto") | Some("on")) => true,
-                    (_, Some("off")) => false,
-                    _ => return Err(bad("auto or off".to_string())),
+                    (Some(true), _) | (_, Some("auto") | Some("on")) => SandboxMode::Auto,
+                    (_, Some("landlock")) => SandboxMode::Landlock,
+                    (Some(false), _) | (_, Some("off")) => SandboxMode::Off,
+                    _ => return Err(bad("one of auto, landlock, off".to_string())),
                 };
             }
             Slot::ShellNetwork => {
@@ -701,14 +725,17 @@ mod tests {
     #[test]
     fn the_sandbox_is_on_and_the_network_off_by_default() {
         let c = Config::default();
-        assert!(c.sandbox);
+        assert_eq!(c.sandbox, SandboxMode::Auto);
         assert_eq!(c.shell_network, ShellNetwork::Deny);
         let mut c = Config::default();
         // A bare `off` is a YAML boolean; it still means off.
         c.apply_yaml("shell_network: loopback\nsandbox: off\n", &mut Vec::new())
             .unwrap();
         assert_eq!(c.shell_network, ShellNetwork::Loopback);
-        assert!(!c.sandbox);
+        assert_eq!(c.sandbox, SandboxMode::Off);
+        c.apply_yaml("sandbox: landlock\n", &mut Vec::new())
+            .unwrap();
+        assert_eq!(c.sandbox, SandboxMode::Landlock);
         c.apply_env([("SLMCODE_SHELL_NETWORK".to_string(), "allow".to_string())])
             .unwrap();
         assert_eq!(c.shell_network, ShellNetwork::Allow);

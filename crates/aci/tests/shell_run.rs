@@ -27,9 +27,11 @@ enum Mode {
     Supervised,
     /// The full sandbox for a scratch workspace, network off.
     Sandboxed,
+    /// Landlock without namespaces: what a kernel without user namespaces gives.
+    LandlockOnly,
 }
 
-const MODES: [Mode; 2] = [Mode::Supervised, Mode::Sandboxed];
+const MODES: [Mode; 3] = [Mode::Supervised, Mode::Sandboxed, Mode::LandlockOnly];
 
 /// Runs `command` under `mode`; `tag` makes the markers of one mode differ from the other's.
 fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::run::RunOutput {
@@ -40,7 +42,7 @@ fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::r
     let mut spec = spec(command, timeout_secs);
     let dir = tempfile::tempdir().unwrap();
     let temp = tempfile::tempdir().unwrap();
-    if let Mode::Sandboxed = mode {
+    if let Mode::Sandboxed | Mode::LandlockOnly = mode {
         let jail = Jail::open(dir.path()).unwrap();
         let protected = Protected::discover(&jail);
         let (c, report) = sandbox::prepare(&Plan {
@@ -48,9 +50,12 @@ fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::r
             protected: &protected,
             temp: temp.path(),
             network: ShellNetwork::Deny,
+            namespaces: matches!(mode, Mode::Sandboxed),
         });
         assert!(
-            report.is_full() || std::env::var_os("SLMCODE_TEST_WEAK_SANDBOX").is_some(),
+            report.is_full()
+                || matches!(mode, Mode::LandlockOnly)
+                || std::env::var_os("SLMCODE_TEST_WEAK_SANDBOX").is_some(),
             "this kernel gives a weaker sandbox ({}); set SLMCODE_TEST_WEAK_SANDBOX=1 to test it anyway",
             report.describe()
         );

@@ -228,7 +228,7 @@ fn sandbox_check(config: &Config) -> Check {
         essential: false,
         text,
     };
-    if !config.sandbox {
+    if config.sandbox == slmcode_aci::config::SandboxMode::Off {
         return fail(
             "ws_shell sandbox: off in the config (sandbox: off) — commands are confined only by the policy, and the network is not isolated".into(),
         );
@@ -252,7 +252,8 @@ fn sandbox_check(config: &Config) -> Check {
             ok: done.report.is_full(),
             essential: false,
             text: format!(
-                "ws_shell sandbox (shell_network: {}): {}",
+                "ws_shell sandbox (sandbox: {}, shell_network: {}): {}",
+                config.sandbox.name(),
                 config.shell_network.name(),
                 done.report.describe()
             ),

@@ -197,7 +197,7 @@ fn doctor_says_what_to_fix() {
     );
     // The sandbox line says what a command gets, network included.
     assert!(
-        text.contains("ws_shell sandbox (shell_network: deny): processes: "),
+        text.contains("ws_shell sandbox (sandbox: auto, shell_network: deny): processes: "),
         "{text}"
     );
     let out = bin()

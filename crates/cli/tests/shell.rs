@@ -231,30 +231,48 @@ fn a_fresh_cargo_crate_builds_and_tests_under_the_sandbox() {
         .contains("Cargo.toml"));
 }
 
-/// A listener on this machine's loopback that records whatever arrives within `wait`.
-fn listen() -> (u16, std::thread::JoinHandle<Vec<u8>>) {
+/// A listener on this machine's loopback that records whatever arrives until [`Listener::got`]
+/// is called — after the command has ended, so anything it sent is already queued.
+struct Listener {
+    port: u16,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Listener {
+    /// What arrived.
+    fn got(self) -> Vec<u8> {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.thread.join().unwrap()
+    }
+}
+
+fn listen() -> Listener {
     use std::io::Read;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     listener.set_nonblocking(true).unwrap();
-    let handle = std::thread::spawn(move || {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(8);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = done.clone();
+    let thread = std::thread::spawn(move || {
         let mut got = Vec::new();
-        while std::time::Instant::now() < deadline {
+        loop {
+            // Checked before the accept, so one last accept follows the stop.
+            let last = stop.load(std::sync::atomic::Ordering::SeqCst);
             match listener.accept() {
                 Ok((mut s, _)) => {
                     s.set_nonblocking(false).unwrap();
                     s.set_read_timeout(Some(std::time::Duration::from_secs(2)))
                         .unwrap();
                     let _ = s.read_to_end(&mut got);
-                    break;
+                    return got;
                 }
-                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                Err(_) if last => return got,
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
             }
         }
-        got
     });
-    (port, handle)
+    Listener { port, done, thread }
 }
 
 const SEND: &str = "import socket, sys\n\
@@ -286,11 +304,11 @@ fn no_packet_leaves_unless_the_user_allows_the_network() {
     let p = Project::new();
     p.write("secret.txt", "PROJECT-SECRET\n");
     for network in ["deny", "loopback"] {
-        let (port, got) = listen();
-        let text = send(&p, port, network);
+        let listener = listen();
+        let text = send(&p, listener.port, network);
         assert!(text.contains("BLOCKED"), "{network}: {text}");
         assert!(
-            got.join().unwrap().is_empty(),
+            listener.got().is_empty(),
             "{network}: the packet arrived: {text}"
         );
         if require_full_sandbox(&text) {
@@ -302,11 +320,11 @@ fn no_packet_leaves_unless_the_user_allows_the_network() {
             assert!(text.contains(said), "{text}");
         }
     }
-    let (port, got) = listen();
-    let text = send(&p, port, "allow");
+    let listener = listen();
+    let text = send(&p, listener.port, "allow");
     assert!(text.contains("SENT"), "{text}");
     assert!(text.contains("[sandbox: network on]"), "{text}");
-    assert_eq!(got.join().unwrap(), b"PROJECT-SECRET\n");
+    assert_eq!(listener.got(), b"PROJECT-SECRET\n");
 }
 
 #[test]
@@ -576,4 +594,71 @@ fn an_ordinary_user_gets_the_same_sandbox() {
             "{text}"
         );
     }
+}
+
+/// The weaker sandbox of a kernel without user namespaces (`sandbox: landlock` chooses it):
+/// git's state and everything outside the project still cannot be written, TCP cannot leave,
+/// nothing outlives the call — and the result says what is weaker.
+#[test]
+fn the_landlock_only_sandbox_still_holds() {
+    let p = Project::new();
+    p.write("README.md", "# r\n");
+    common::git(p.root(), &["init", "-q"]);
+    p.write(".slmcode/hooks.json", "{}\n");
+    p.write("src/lib.rs", "\n");
+    p.write("secret.txt", "PROJECT-SECRET\n");
+    let before = common::snapshot(&p.path(".git"));
+    let outside = tempfile::tempdir().unwrap();
+    let listener = listen();
+    let port = listener.port;
+    let marker = format!("400.{}", std::process::id());
+    let text = allowed_script(
+        &p,
+        "landlock.py",
+        &format!(
+            "import socket, subprocess\n\
+             for path in ['.git/config', '.git/hooks/pre-commit', '.slmcode/hooks.json', '{out}/x', 'src/out.txt', 'new-top.txt']:\n\
+             \x20   try:\n\
+             \x20       open(path, 'a').write('pwned')\n\
+             \x20       print('WROTE', path)\n\
+             \x20   except OSError:\n\
+             \x20       print('DENIED', path)\n\
+             try:\n\
+             \x20   socket.create_connection(('127.0.0.1', {port}), timeout=3).sendall(open('secret.txt', 'rb').read())\n\
+             \x20   print('SENT')\n\
+             except OSError:\n\
+             \x20   print('BLOCKED')\n\
+             subprocess.Popen(['sleep', '{marker}'], env={{}}, start_new_session=True)\n",
+            out = outside.path().display()
+        ),
+        &[("SLMCODE_SANDBOX", "landlock")],
+    );
+    for denied in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".slmcode/hooks.json",
+        "new-top.txt",
+    ] {
+        assert!(
+            text.contains(&format!("DENIED {denied}\n")),
+            "{denied}: {text}"
+        );
+    }
+    assert!(text.contains("WROTE src/out.txt"), "{text}");
+    assert!(text.contains("BLOCKED"), "{text}");
+    assert!(listener.got().is_empty(), "the packet arrived: {text}");
+    assert!(!outside.path().join("x").exists());
+    assert_eq!(common::snapshot(&p.path(".git")), before);
+    let alive = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|c| String::from_utf8_lossy(&c).contains(&marker));
+    assert!(!alive, "a detached child outlived the call: {text}");
+    assert!(
+        text.contains(
+            "[sandbox: network: TCP off, UDP not isolated; weaker here: no PID namespace"
+        ),
+        "{text}"
+    );
 }

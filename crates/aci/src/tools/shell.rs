@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::boundary::{Boundary, Protected, CONTROL_DIR, SCRATCH};
-use crate::config::ShellPermission;
+use crate::config::{SandboxMode, ShellPermission};
 use crate::git;
 use crate::path::RelPath;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
@@ -155,18 +155,18 @@ pub fn execute(
     let temp = RunTemp::create().map_err(|e| {
         ToolError::Refused(format!("ws_shell could not make a temp directory: {e}"))
     })?;
-    let (confinement, report) = if ws.config.sandbox {
-        sandbox::prepare(&Plan {
+    let (confinement, report) = match ws.config.sandbox {
+        SandboxMode::Off => (
+            sandbox::processes_only(),
+            sandbox::off_report("sandbox: off in the config"),
+        ),
+        mode => sandbox::prepare(&Plan {
             root: &root,
             protected: &protected,
             temp: &temp.0,
             network: ws.config.shell_network,
-        })
-    } else {
-        (
-            sandbox::processes_only(),
-            sandbox::off_report("sandbox: off in the config"),
-        )
+            namespaces: mode == SandboxMode::Auto,
+        }),
     };
     let tmp = temp.0.to_string_lossy().into_owned();
     let mut env = shell::env::base(&root);

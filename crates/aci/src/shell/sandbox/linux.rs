@@ -83,7 +83,7 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
     let root = plan.root;
     let mut read_only = Vec::new();
     let mut writable = Vec::new();
-    let ns = if ab.namespaces {
+    let ns = if ab.namespaces && plan.namespaces {
         let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
         if plan.network != ShellNetwork::Allow {
             flags |= libc::CLONE_NEWNET;

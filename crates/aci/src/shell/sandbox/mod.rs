@@ -46,6 +46,8 @@ pub struct Plan<'a> {
     /// The call's own temp directory, writable.
     pub temp: &'a Path,
     pub network: ShellNetwork,
+    /// Use namespaces where the kernel allows (`sandbox: landlock` says no).
+    pub namespaces: bool,
 }
 
 /// How a command's processes are contained.

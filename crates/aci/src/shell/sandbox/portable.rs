@@ -61,6 +61,7 @@ mod tests {
             protected: &protected,
             temp: dir.path(),
             network: ShellNetwork::Deny,
+            namespaces: true,
         });
         assert!(!report.is_full());
         assert_eq!(report.processes, Processes::Group);
