@@ -284,3 +284,20 @@ fn yes_for_the_whole_timeout_keeps_memory_flat() {
         survivors("yes")
     );
 }
+
+/// A descriptor the harness inherited without close-on-exec (an editor's socket, a terminal's
+/// pipe) does not reach the command, in any mode.
+#[test]
+fn no_inherited_descriptor_reaches_the_command() {
+    use std::os::fd::AsRawFd;
+    let file = tempfile::tempfile().unwrap();
+    // SAFETY: clears close-on-exec on a descriptor this test owns.
+    unsafe {
+        libc::fcntl(file.as_raw_fd(), libc::F_SETFD, 0);
+    }
+    for mode in MODES {
+        let out = run_in(mode, "ls /proc/self/fd", 10);
+        assert_eq!(out.text(), "0\n1\n2\n3\n", "{mode:?}");
+    }
+    drop(file);
+}

@@ -566,6 +566,13 @@ impl Walker<'_> {
                 }
                 IoFileRedirectTarget::Filename(word) => {
                     self.word(&word.value)?;
+                    let lit = literal(&word.value);
+                    if lit.starts_with("/dev/tcp/") || lit.starts_with("/dev/udp/") {
+                        return refuse(
+                            Rule::OutsideProject,
+                            "ws_shell refused: bash opens a network connection for /dev/tcp and /dev/udp. Read and write files inside the project instead.",
+                        );
+                    }
                     match kind {
                         IoFileRedirectKind::Read => Ok(()),
                         IoFileRedirectKind::DuplicateInput

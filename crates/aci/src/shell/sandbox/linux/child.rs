@@ -107,6 +107,19 @@ unsafe fn command_side(c: &Confinement) -> io::Result<()> {
     if c.drop_caps {
         drop_capabilities(c.cap_last)?;
     }
+    // Nothing the harness inherited from its own parent (an editor's socket, a terminal's
+    // pipe) reaches the command: every descriptor above stderr closes at exec.
+    if libc::syscall(
+        libc::SYS_close_range,
+        3u32,
+        libc::c_uint::MAX,
+        libc::CLOSE_RANGE_CLOEXEC,
+    ) != 0
+    {
+        for fd in 3..c.max_fd {
+            libc::fcntl(fd as libc::c_int, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
     Ok(())
 }
 
