@@ -541,6 +541,11 @@ impl Walker<'_> {
         programs::judge(self, &program, &argv, &args, stdout_to_file)
     }
 
+    /// True while no `cd` has moved the command from the project root.
+    pub(crate) fn at_root(&self) -> bool {
+        self.cwd.borrow().is_root()
+    }
+
     /// True when the user's `shell_allow` has a prefix of these words (whole words).
     pub(crate) fn allowed_by_user(&self, words: &[&str]) -> bool {
         self.policy.allow_prefixes.iter().any(|prefix| {
