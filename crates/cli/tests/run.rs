@@ -514,6 +514,14 @@ fn the_api_key_is_sent_but_never_logged() {
 /// key reaches neither the model, nor the trajectory, nor the terminal.
 #[test]
 fn the_model_never_sees_the_api_key() {
+    // With namespaces the harness is invisible; without (sandbox: landlock) it is in /proc,
+    // and /proc/*/environ reaches it.
+    for sandbox in ["auto", "landlock"] {
+        the_model_never_sees_the_api_key_with(sandbox);
+    }
+}
+
+fn the_model_never_sees_the_api_key_with(sandbox: &str) {
     let p = Project::new();
     let home = tempfile::tempdir().unwrap();
     let cfg = home.path().join("slmcode");
@@ -544,6 +552,7 @@ fn the_model_never_sees_the_api_key() {
             ("XDG_CONFIG_HOME", home.path().to_str().unwrap()),
             ("TEST_MODEL_KEY", key),
             ("OTHER_SERVICE_TOKEN", "tok-0123456789abcdef"),
+            ("SLMCODE_SANDBOX", sandbox),
         ],
     );
     assert_done(&r, &[]);
@@ -553,7 +562,7 @@ fn the_model_never_sees_the_api_key() {
         Some(format!("Bearer {key}").as_str())
     );
     let requests = serde_json::to_string(&model.requests()).unwrap();
-    assert!(!requests.contains(key), "the model saw the key");
+    assert!(!requests.contains(key), "{sandbox}: the model saw the key");
     assert!(
         !requests.contains("tok-0123456789abcdef"),
         "the model saw a token"
