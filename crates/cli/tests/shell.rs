@@ -662,3 +662,27 @@ fn the_landlock_only_sandbox_still_holds() {
         "{text}"
     );
 }
+
+/// Test suites that use shared memory (Python's multiprocessing: a pool and a lock) run, in a
+/// /dev/shm of the command's own.
+#[test]
+fn shared_memory_works_and_stays_private() {
+    let p = Project::new();
+    let text = allowed_script(
+        &p,
+        "pool.py",
+        "import multiprocessing as mp, os\n\
+         if __name__ == '__main__':\n\
+         \x20   with mp.Pool(2) as pool:\n\
+         \x20       print(pool.map(abs, [-1, -2]))\n\
+         \x20   lock = mp.Lock()\n\
+         \x20   open('/dev/shm/slmcode-test-marker', 'w').write('x')\n\
+         \x20   print('lock ok')\n",
+        &[],
+    );
+    if require_full_sandbox(&text) {
+        assert!(text.contains("[1, 2]\nlock ok"), "{text}");
+        // Written inside, absent outside.
+        assert!(!std::path::Path::new("/dev/shm/slmcode-test-marker").exists());
+    }
+}

@@ -46,6 +46,9 @@ pub struct Confinement {
     read_only: Vec<Bind>,
     /// Mounted read-write over themselves after the read-only ones are bound (scratch).
     writable: Vec<CString>,
+    /// A directory of the call's temp directory, mounted over `/dev/shm`: POSIX shared memory
+    /// and semaphores (Python's multiprocessing) work, privately.
+    shm: Option<CString>,
     loopback: bool,
     landlock: Mutex<Option<RulesetCreated>>,
     drop_caps: bool,
@@ -130,6 +133,16 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
     }
     grants.push(plan.temp.to_path_buf());
     grants.push(PathBuf::from("/dev/null"));
+    // Landlock follows a bind mount's own root, so the shm directory is granted by name.
+    let shm = if ns.is_some() && Path::new("/dev/shm").is_dir() {
+        let dir = plan.temp.join("shm");
+        std::fs::create_dir(&dir).ok().and_then(|()| {
+            grants.push(dir.clone());
+            cstring(&dir)
+        })
+    } else {
+        None
+    };
     let netns = ns
         .as_ref()
         .is_some_and(|n| n.flags & libc::CLONE_NEWNET != 0);
@@ -171,6 +184,7 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
         ns,
         read_only,
         writable,
+        shm,
         landlock: Mutex::new(landlock.ok()),
         drop_caps: true,
         cap_last: cap_last(),
@@ -185,6 +199,7 @@ pub(super) fn processes_only() -> Confinement {
         ns: None,
         read_only: Vec::new(),
         writable: Vec::new(),
+        shm: None,
         loopback: false,
         landlock: Mutex::new(None),
         drop_caps: false,
@@ -362,6 +377,7 @@ fn abilities() -> Abilities {
                 }),
                 read_only: Vec::new(),
                 writable: Vec::new(),
+                shm: None,
                 loopback: true,
                 landlock: Mutex::new(None),
                 drop_caps: true,

@@ -198,6 +198,15 @@ unsafe fn mounts(c: &Confinement) -> io::Result<()> {
     for w in &c.writable {
         bind(w)?;
     }
+    if let Some(shm) = &c.shm {
+        check(libc::mount(
+            shm.as_ptr(),
+            c"/dev/shm".as_ptr(),
+            null,
+            libc::MS_BIND,
+            std::ptr::null(),
+        ))?;
+    }
     for b in &c.read_only {
         check(libc::mount(
             null,
