@@ -49,6 +49,7 @@ fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::r
             root: jail.root(),
             protected: &protected,
             temp: temp.path(),
+            cache: None,
             network: ShellNetwork::Deny,
             namespaces: matches!(mode, Mode::Sandboxed),
         });

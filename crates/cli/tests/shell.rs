@@ -686,3 +686,43 @@ fn shared_memory_works_and_stays_private() {
         assert!(!std::path::Path::new("/dev/shm/slmcode-test-marker").exists());
     }
 }
+
+/// Caches (go's build cache, pip's, npm's) are written to a directory of the project's own,
+/// kept between calls; the user's own cache directory stays out of reach.
+#[test]
+fn caches_persist_in_a_directory_of_the_projects_own() {
+    let p = Project::new();
+    let user_cache = tempfile::tempdir().unwrap();
+    let base = user_cache.path().display().to_string();
+    p.write(
+        "cache.py",
+        "import os, sys\n\
+         d = os.environ['XDG_CACHE_HOME']\n\
+         os.makedirs(d + '/tool', exist_ok=True)\n\
+         p = d + '/tool/count'\n\
+         n = int(open(p).read()) if os.path.exists(p) else 0\n\
+         open(p, 'w').write(str(n + 1))\n\
+         print('count', n + 1)\n\
+         try:\n\
+         \x20   open(sys.argv[1] + '/go-build', 'w').write('poison')\n\
+         \x20   print('POISONED')\n\
+         except OSError:\n\
+         \x20   print('DENIED')\n",
+    );
+    let command = format!("python3 cache.py {base}");
+    for n in 1..=2 {
+        let (text, err) = p.tool_env(
+            "ws_shell",
+            &json!({"command": command}).to_string(),
+            &[
+                ("SLMCODE_SHELL_ALLOW", command.as_str()),
+                ("XDG_CACHE_HOME", base.as_str()),
+            ],
+        );
+        assert!(!err, "{text}");
+        assert!(text.contains(&format!("count {n}\n")), "{text}");
+        assert!(text.contains("DENIED"), "{text}");
+    }
+    assert!(!user_cache.path().join("go-build").exists());
+    assert!(user_cache.path().join("slmcode/sandbox").is_dir());
+}

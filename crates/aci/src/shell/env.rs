@@ -41,3 +41,26 @@ pub fn base(root: &Path) -> Vec<(String, String)> {
         ("TERM".into(), "dumb".into()),
     ]
 }
+
+/// Where a sandboxed command of the project at `root` keeps its caches (`XDG_CACHE_HOME`: go's
+/// build cache, pip's, yarn's; npm's through `npm_config_cache`): a directory of its own under
+/// the user's cache, so builds stay warm between calls, while the user's own caches — which
+/// their builds outside the sandbox trust — cannot be written. Made private (0700) on first use.
+pub fn sandbox_cache(root: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let key = blake3::hash(root.as_os_str().as_encoded_bytes()).to_hex();
+    let dir = base
+        .join("slmcode")
+        .join("sandbox")
+        .join(&key.as_str()[..16]);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .ok()?;
+    Some(dir)
+}

@@ -155,6 +155,10 @@ pub fn execute(
     let temp = RunTemp::create().map_err(|e| {
         ToolError::Refused(format!("ws_shell could not make a temp directory: {e}"))
     })?;
+    let cache = match ws.config.sandbox {
+        SandboxMode::Off => None,
+        _ => shell::env::sandbox_cache(&root),
+    };
     let (confinement, report) = match ws.config.sandbox {
         SandboxMode::Off => (
             sandbox::processes_only(),
@@ -164,6 +168,7 @@ pub fn execute(
             root: &root,
             protected: &protected,
             temp: &temp.0,
+            cache: cache.as_deref(),
             network: ws.config.shell_network,
             namespaces: mode == SandboxMode::Auto,
         }),
@@ -175,6 +180,11 @@ pub fn execute(
             .iter()
             .map(|k| (k.to_string(), tmp.clone())),
     );
+    if let Some(cache) = &cache {
+        let cache = cache.to_string_lossy().into_owned();
+        env.push(("npm_config_cache".into(), format!("{cache}/npm")));
+        env.push(("XDG_CACHE_HOME".into(), cache));
+    }
     // git under the command runs nothing the repository configured either.
     let git_dirs: Vec<std::path::PathBuf> = protected
         .entries

@@ -22,6 +22,11 @@ pub fn bin() -> Command {
         "XDG_CONFIG_HOME",
         std::env::temp_dir().join("slmcode-tests-no-user-config"),
     );
+    // Nor their caches: sandboxed commands keep theirs under XDG_CACHE_HOME.
+    cmd.env(
+        "XDG_CACHE_HOME",
+        std::env::temp_dir().join(format!("slmcode-tests-cache-{}", std::process::id())),
+    );
     // Nor their learned edit formats; runs learn into a directory of this test process.
     cmd.env(
         "XDG_DATA_HOME",

@@ -132,6 +132,7 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
         }
     }
     grants.push(plan.temp.to_path_buf());
+    grants.extend(plan.cache.map(Path::to_path_buf));
     grants.push(PathBuf::from("/dev/null"));
     // Landlock follows a bind mount's own root, so the shm directory is granted by name.
     let shm = if ns.is_some() && Path::new("/dev/shm").is_dir() {

@@ -45,6 +45,9 @@ pub struct Plan<'a> {
     pub protected: &'a Protected,
     /// The call's own temp directory, writable.
     pub temp: &'a Path,
+    /// The project's own cache directory outside the project (`XDG_CACHE_HOME` for the
+    /// command), writable, kept between calls.
+    pub cache: Option<&'a Path>,
     pub network: ShellNetwork,
     /// Use namespaces where the kernel allows (`sandbox: landlock` says no).
     pub namespaces: bool,

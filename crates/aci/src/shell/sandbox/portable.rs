@@ -60,6 +60,7 @@ mod tests {
             root: jail.root(),
             protected: &protected,
             temp: dir.path(),
+            cache: None,
             network: ShellNetwork::Deny,
             namespaces: true,
         });
