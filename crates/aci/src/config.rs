@@ -79,6 +79,35 @@ pub struct Config {
     pub api_key_env: Option<String>,
     /// Where each key that is not at its default was set (the file, or the variable).
     pub origins: std::collections::BTreeMap<&'static str, String>,
+    /// A project's focus, which narrows the user's: a change must match both.
+    pub focus_project: Vec<String>,
+    /// What a project's config asked for and did not get, because it would loosen a safety
+    /// setting (see [`Config::load`]).
+    pub ignored: Vec<Ignored>,
+}
+
+/// A project value that was not applied: it would loosen a safety setting, and the user has not
+/// approved that exact project config.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ignored {
+    pub key: &'static str,
+    /// What the project asked for.
+    pub asked: String,
+    /// What stays in force.
+    pub kept: String,
+    /// The file that asked.
+    pub source: String,
+}
+
+/// One row of `slmcode config show`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shown {
+    pub key: &'static str,
+    pub value: String,
+    /// The layer that set it, or `default`.
+    pub from: String,
+    /// What a project asked for instead and did not get.
+    pub ignored: Option<Ignored>,
 }
 
 /// Whether ws_shell runs commands the policy allows.
@@ -164,6 +193,8 @@ impl Default for Config {
             endpoint: None,
             api_key_env: None,
             origins: std::collections::BTreeMap::new(),
+            focus_project: Vec::new(),
+            ignored: Vec::new(),
         }
     }
 }
@@ -490,8 +521,12 @@ pub const USER_ONLY_KEYS: &[&str] = &["mcp_servers", "endpoint", "api_key_env", 
 pub enum Layer {
     /// The user's own `~/.config/slmcode/config.yaml`: trusted with every key.
     User,
-    /// A project's `.slmcode/config.yaml`: everything but [`USER_ONLY_KEYS`].
+    /// A project's `.slmcode/config.yaml`: everything but [`USER_ONLY_KEYS`], and the safety
+    /// settings only to make them stricter.
     Project,
+    /// A project's config the user approved (its exact content): everything but
+    /// [`USER_ONLY_KEYS`].
+    ApprovedProject,
 }
 
 /// One config file: its layer, the path shown in messages, and its text.
@@ -509,13 +544,20 @@ impl Config {
     }
 
     /// The effective config: built-in defaults < the user's file < the project's
-    /// `.slmcode/config.yaml` (read through the jail; user-only keys ignored with a warning) <
-    /// `SLMCODE_<KEY>` variables. Flags go on top with [`Config::apply_flag`]. Returns the
-    /// config and any warnings for the user.
+    /// `.slmcode/config.yaml` (read through the jail) < `SLMCODE_<KEY>` variables. Flags go on
+    /// top with [`Config::apply_flag`]. Returns the config and any warnings for the user.
+    ///
+    /// A repository carries its config with it, so the project's file may only make the
+    /// safety settings stricter — deny over ask over allow, review over dry-run over auto, the
+    /// sandbox on over off, the network off over on, a narrower focus, smaller limits, the
+    /// guards on — unless `approved` says the user approved this exact content (its BLAKE3
+    /// hash, as `slmcode config trust` records it). A loosening value is ignored with a
+    /// warning and kept in [`Config::ignored`]. User-only keys are ignored either way.
     pub fn load(
         jail: &Jail,
         user: Option<&ConfigFile>,
         env: impl IntoIterator<Item = (String, String)>,
+        approved: impl Fn(&str) -> bool,
     ) -> Result<(Config, Vec<String>), ConfigError> {
         let mut config = Config::default();
         let mut warnings = Vec::new();
@@ -523,8 +565,13 @@ impl Config {
             config.apply_file(file, &mut warnings)?;
         }
         if let Some(text) = read_project_file(jail)? {
+            let trusted = approved(&content_hash(&text));
             let project = ConfigFile {
-                layer: Layer::Project,
+                layer: if trusted {
+                    Layer::ApprovedProject
+                } else {
+                    Layer::Project
+                },
                 source: CONFIG_PATH.into(),
                 text,
             };
@@ -534,14 +581,21 @@ impl Config {
         Ok((config, warnings))
     }
 
-    /// Applies the YAML text of the project's config file.
+    /// The BLAKE3 hash (hex) of the project's config file as it is now, which `slmcode config
+    /// trust` records; `None` when there is none.
+    pub fn project_hash(jail: &Jail) -> Result<Option<String>, ConfigError> {
+        Ok(read_project_file(jail)?.map(|t| content_hash(&t)))
+    }
+
+    /// Applies YAML text as a project config the user approved (every key but the user-only
+    /// ones): what tests and `slmcode init`'s template check against.
     pub fn apply_yaml(
         &mut self,
         text: &str,
         warnings: &mut Vec<String>,
     ) -> Result<(), ConfigError> {
         let file = ConfigFile {
-            layer: Layer::Project,
+            layer: Layer::ApprovedProject,
             source: CONFIG_PATH.into(),
             text: text.into(),
         };
@@ -567,7 +621,7 @@ impl Config {
         };
         for (name, value) in map {
             let user_only = USER_ONLY_KEYS.contains(&name.as_str());
-            if user_only && file.layer == Layer::Project {
+            if user_only && file.layer != Layer::User {
                 warnings.push(format!(
                     "{source}: `{name}` is ignored here: it is read only from the user's config \
                      (~/.config/slmcode/config.yaml), because a repository must not choose the \
@@ -576,6 +630,9 @@ impl Config {
                 continue;
             }
             match KEYS.iter().find(|k| k.name == name) {
+                Some(key) if file.layer == Layer::Project => {
+                    self.tighten(key, &value, source, warnings)?
+                }
                 Some(key) => key.apply(self, &value, source)?,
                 // Read by the harness from the same file (the MCP servers).
                 None if user_only => {}
@@ -584,6 +641,42 @@ impl Config {
                     Config::known_keys().join(", ")
                 )),
             }
+        }
+        Ok(())
+    }
+
+    /// Applies one key of an unapproved project file: a setting that is not about safety as
+    /// it is; a safety setting only when it is at least as strict as what is in force; a focus
+    /// as a second one a change must also match.
+    fn tighten(
+        &mut self,
+        key: &Key,
+        value: &serde_json::Value,
+        source: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), ConfigError> {
+        let mut asked = self.clone();
+        key.apply(&mut asked, value, source)?;
+        if key.name == "focus" {
+            self.focus_project = asked.focus;
+            self.origins.insert("focus", source.to_string());
+            return Ok(());
+        }
+        match (strictness(key.name, self), strictness(key.name, &asked)) {
+            (Some(now), Some(then)) if then < now => {
+                let ignored = Ignored {
+                    key: key.name,
+                    asked: key.show(&asked),
+                    kept: key.show(self),
+                    source: source.to_string(),
+                };
+                warnings.push(format!(
+                    "{source}: `{}: {}` is ignored: it would loosen `{}: {}`, and a project may only make safety settings stricter. If you mean it, review the file and run `slmcode config trust`",
+                    ignored.key, ignored.asked, ignored.key, ignored.kept
+                ));
+                self.ignored.push(ignored);
+            }
+            _ => *self = asked,
         }
         Ok(())
     }
@@ -598,15 +691,27 @@ impl Config {
 
     /// Every key with its effective value and where it came from (`default` when nothing set
     /// it), for `slmcode config show`.
-    pub fn show(&self) -> Vec<(&'static str, String, String)> {
+    pub fn show(&self) -> Vec<Shown> {
         KEYS.iter()
             .map(|k| {
-                let origin = self
+                let from = self
                     .origins
                     .get(k.name)
                     .cloned()
                     .unwrap_or_else(|| "default".into());
-                (k.name, k.show(self), origin)
+                let mut value = k.show(self);
+                if k.name == "focus" && !self.focus_project.is_empty() {
+                    value = format!(
+                        "{value} and {}",
+                        serde_json::to_string(&self.focus_project).unwrap_or_default()
+                    );
+                }
+                Shown {
+                    key: k.name,
+                    value,
+                    from,
+                    ignored: self.ignored.iter().rev().find(|i| i.key == k.name).cloned(),
+                }
             })
             .collect()
     }
@@ -639,6 +744,45 @@ impl Config {
     pub fn read_ceiling_chars(&self) -> usize {
         self.context_window * 4 * 15 / 100
     }
+}
+
+/// How strict a safety setting is in `c` (higher is stricter); `None` for a key that is not
+/// about safety.
+fn strictness(key: &str, c: &Config) -> Option<i64> {
+    Some(match key {
+        "shell_permission" => match c.shell_permission {
+            ShellPermission::Allow => 0,
+            ShellPermission::Ask => 1,
+            ShellPermission::Deny => 2,
+        },
+        "permission_mode" => match c.permission_mode {
+            PermissionMode::Auto => 0,
+            PermissionMode::DryRun => 1,
+            PermissionMode::Review => 2,
+        },
+        "sandbox" => match c.sandbox {
+            SandboxMode::Off => 0,
+            SandboxMode::Landlock => 1,
+            SandboxMode::Auto => 2,
+        },
+        "shell_network" => match c.shell_network {
+            ShellNetwork::Allow => 0,
+            ShellNetwork::Loopback => 1,
+            ShellNetwork::Deny => 2,
+        },
+        "shell_timeout" => -(c.shell_timeout as i64),
+        "shell_timeout_max" => -(c.shell_timeout_max as i64),
+        "read_before_edit" => i64::from(c.read_before_edit),
+        "over_edit_guard" => i64::from(c.over_edit_guard),
+        "file_checkpoints" => i64::from(c.file_checkpoints),
+        "disable_syntax_check" => i64::from(!c.disable_syntax_check),
+        _ => return None,
+    })
+}
+
+/// The hash the user's approval of a project config is kept by.
+fn content_hash(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
 }
 
 fn read_project_file(jail: &Jail) -> Result<Option<String>, ConfigError> {

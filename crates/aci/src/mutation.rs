@@ -543,30 +543,32 @@ fn check_focus(
     real: &RelPath,
     verb: &str,
 ) -> Result<(), ToolError> {
-    if ws.config.focus.is_empty() {
-        return Ok(());
-    }
-    let mut builder = globset::GlobSetBuilder::new();
-    for g in &ws.config.focus {
-        if let Ok(glob) = globset::GlobBuilder::new(g).literal_separator(true).build() {
-            builder.add(glob);
+    // The user's focus, and a project's, which can only narrow it: a change must match each.
+    for focus in [&ws.config.focus, &ws.config.focus_project] {
+        if focus.is_empty() {
+            continue;
+        }
+        let mut builder = globset::GlobSetBuilder::new();
+        for g in focus {
+            if let Ok(glob) = globset::GlobBuilder::new(g).literal_separator(true).build() {
+                builder.add(glob);
+            }
+        }
+        let set = builder
+            .build()
+            .map_err(|e| ToolError::Refused(format!("the focus globs are invalid: {e}")))?;
+        if !(set.is_match(given.as_str()) && set.is_match(real.as_str())) {
+            return Err(ToolError::Refused(format!(
+                "{verb} refused — {given} is outside this task's focus. Only paths matching {} may be changed; work within those files.",
+                focus
+                    .iter()
+                    .map(|g| format!("\"{g}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
     }
-    let set = builder
-        .build()
-        .map_err(|e| ToolError::Refused(format!("the focus globs are invalid: {e}")))?;
-    if set.is_match(given.as_str()) && set.is_match(real.as_str()) {
-        return Ok(());
-    }
-    Err(ToolError::Refused(format!(
-        "{verb} refused — {given} is outside this task's focus. Only paths matching {} may be changed; work within those files.",
-        ws.config
-            .focus
-            .iter()
-            .map(|g| format!("\"{g}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )))
+    Ok(())
 }
 
 fn verb_of(tool: &str) -> &'static str {

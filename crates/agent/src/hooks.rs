@@ -5,11 +5,11 @@
 //! output is added to the result.
 //!
 //! A repository carries its hooks.json with it, so hooks run only when the user trusted that
-//! exact content: `slmcode hooks trust` stores its BLAKE3 hash for this project in the user's
-//! config directory, and any change to the file needs trusting again. Tools can never write
+//! exact content: `slmcode hooks trust` stores its BLAKE3 hash for this project (see
+//! [`crate::approvals`]), and any change to the file needs trusting again. The hash is taken of
+//! the very bytes that are parsed, so the file cannot be swapped between the check and the run. Tools can never write
 //! `.slmcode/`, so a model cannot plant or change a hook either.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -79,24 +79,27 @@ fn hooks_path() -> RelPath {
     RelPath::root().join(".slmcode").join("hooks.json")
 }
 
-/// The BLAKE3 hash of `.slmcode/hooks.json`, if there is one (readable or not as JSON).
-pub fn content_hash(jail: &Jail) -> Option<String> {
-    slmcode_aci::mutation::read_all(jail, &hooks_path())
-        .ok()
-        .map(|b| blake3::hash(&b).to_hex().to_string())
-}
-
-/// Reads `.slmcode/hooks.json` through the jail; `None` when there is none.
-pub fn load(jail: &Jail) -> Result<Option<HooksFile>, String> {
+/// Reads `.slmcode/hooks.json` through the jail and parses those same bytes (so the content
+/// whose hash is checked is the content that runs); `None` when there is none. A file that
+/// does not parse is an error carrying its hash, so an untrusted broken file can be told
+/// apart from a trusted one.
+pub fn load(jail: &Jail) -> Result<Option<HooksFile>, (Option<String>, String)> {
     let bytes = match slmcode_aci::mutation::read_all(jail, &hooks_path()) {
         Ok(b) => b,
         Err(slmcode_aci::registry::ToolError::Path(slmcode_aci::path::PathError::NotFound {
             ..
         })) => return Ok(None),
-        Err(e) => return Err(format!(".slmcode/hooks.json: {e}")),
+        Err(e) => return Err((None, format!(".slmcode/hooks.json: {e}"))),
     };
     let hash = blake3::hash(&bytes).to_hex().to_string();
-    let raw: RawFile = serde_json::from_slice(&bytes).map_err(|e| {
+    parse(&bytes, hash.clone(), jail.root())
+        .map(Some)
+        .map_err(|e| (Some(hash), e))
+}
+
+/// The hooks in `bytes`, whose content hash is `hash`.
+fn parse(bytes: &[u8], hash: String, root: &Path) -> Result<HooksFile, String> {
+    let raw: RawFile = serde_json::from_slice(bytes).map_err(|e| {
         format!(
             ".slmcode/hooks.json: {e} (expected {{\"PreToolUse\": [{{\"matcher\": \"ws_edit|ws_write\", \"command\": \"…\", \"timeout_sec\": 60}}], \"PostToolUse\": […]}})"
         )
@@ -128,51 +131,14 @@ pub fn load(jail: &Jail) -> Result<Option<HooksFile>, String> {
             })
             .collect()
     };
-    Ok(Some(HooksFile {
+    Ok(HooksFile {
         hash,
         hooks: Hooks {
             pre: build("PreToolUse", raw.pre)?,
             post: build("PostToolUse", raw.post)?,
-            root: jail.root().to_path_buf(),
+            root: root.to_path_buf(),
         },
-    }))
-}
-
-/// Where the user's approvals are kept: project root → trusted content hash.
-fn trust_path() -> Option<PathBuf> {
-    crate::user_config::config_dir().map(|d| d.join("trusted-hooks.json"))
-}
-
-fn read_trust(path: &Path) -> BTreeMap<String, String> {
-    std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
-}
-
-/// Whether the user trusted this content of this project's hooks.json.
-pub fn is_trusted(root: &Path, hash: &str) -> bool {
-    trust_path().is_some_and(|p| {
-        read_trust(&p)
-            .get(&root.display().to_string())
-            .map(String::as_str)
-            == Some(hash)
     })
-}
-
-/// Records (or with `None`, removes) the user's approval for this project.
-pub fn set_trust(root: &Path, hash: Option<&str>) -> Result<bool, String> {
-    let path = trust_path().ok_or("no HOME, so there is nowhere to keep the approval")?;
-    let mut map = read_trust(&path);
-    let key = root.display().to_string();
-    let changed = match hash {
-        Some(h) => map.insert(key, h.to_string()).as_deref() != Some(h),
-        None => map.remove(&key).is_some(),
-    };
-    let text = serde_json::to_vec_pretty(&map).map_err(|e| e.to_string())?;
-    crate::user_config::save_private(&path, &text)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(changed)
 }
 
 impl Hooks {
@@ -298,7 +264,8 @@ mod tests {
             ("not json", "expected"),
         ] {
             let (_d, jail) = project(bad);
-            let e = load(&jail).err().unwrap();
+            let (hash, e) = load(&jail).err().unwrap();
+            assert!(hash.is_some(), "{bad}: the hash of what was read");
             assert!(e.contains(want), "{bad}: {e}");
         }
         let empty = tempfile::tempdir().unwrap();

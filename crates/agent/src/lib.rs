@@ -2,6 +2,7 @@
 //! to the network: the MCP server and the `mcp_call` client live here, over the one registry
 //! of `slmcode-aci`.
 
+pub mod approvals;
 pub mod backend;
 pub mod blocking;
 pub mod evolve;

@@ -4,6 +4,7 @@
 
 mod run;
 mod setup;
+mod terminal;
 
 mod session;
 
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use slmcode_aci::{checkpoint, pending, Config, Registry, Workspace};
+use slmcode_agent::approvals::Approvals;
 use slmcode_agent::mcp::server::{self, HttpOptions};
 use slmcode_agent::user_config::UserConfig;
 use slmcode_agent::{hooks, specialist};
@@ -196,12 +198,16 @@ enum HooksAction {
 
 #[derive(Subcommand)]
 enum ConfigAction {
-    /// Every key, its value, and the layer it came from.
+    /// Every key, its value, the layer it came from, and what a project asked for and did not get.
     Show {
         /// As JSON.
         #[arg(long)]
         json: bool,
     },
+    /// Approve the current content of .slmcode/config.yaml: it may then loosen safety settings.
+    Trust,
+    /// Withdraw the approval.
+    Untrust,
 }
 
 #[derive(Subcommand)]
@@ -349,10 +355,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             http,
             allow_remote,
         } => serve_mcp(root, http, allow_remote),
-        Command::Config {
-            action: ConfigAction::Show { json },
-            root,
-        } => setup::show(&open_workspace(root)?, json),
+        Command::Config { action, root } => {
+            let ws = open_workspace(root)?;
+            match action {
+                ConfigAction::Show { json } => setup::show(&ws, json),
+                ConfigAction::Trust => setup::trust_config(&ws, true),
+                ConfigAction::Untrust => setup::trust_config(&ws, false),
+            }
+        }
         Command::Evolve { action } => evolve_command(action),
         Command::Hooks { action, root } => hooks_command(&open_workspace(root)?, action),
         Command::Init { root, force } => setup::init(&open_workspace(root)?, force),
@@ -409,19 +419,21 @@ fn registry(specialist: bool, ws: &mut Workspace) -> Result<Registry> {
 /// says on stderr that they do not run. A trusted file that cannot be read stops the command:
 /// the user relies on those hooks.
 pub fn with_project_hooks(registry: Registry, ws: &Workspace) -> Result<Registry> {
-    let Some(hash) = hooks::content_hash(&ws.jail) else {
-        return Ok(registry);
-    };
     let root = ws.jail.root();
-    if !hooks::is_trusted(root, &hash) {
+    // One read: the bytes whose hash is checked are the bytes that run.
+    let (hash, loaded) = match hooks::load(&ws.jail) {
+        Ok(None) => return Ok(registry),
+        Ok(Some(file)) => (Some(file.hash.clone()), Ok(file)),
+        Err((hash, e)) => (hash, Err(e)),
+    };
+    if !hash.is_some_and(|h| Approvals::HOOKS.is_approved(root, &h)) {
         eprintln!(
             "slmcode: warning: .slmcode/hooks.json is not trusted, so its hooks do not run. Review it, then `slmcode hooks trust`"
         );
         return Ok(registry);
     }
-    match hooks::load(&ws.jail) {
-        Ok(Some(file)) => Ok(registry.with_hooks(Arc::new(file.hooks))),
-        Ok(None) => Ok(registry),
+    match loaded {
+        Ok(file) => Ok(registry.with_hooks(Arc::new(file.hooks))),
         Err(e) => bail!("{e}; fix it, or `slmcode hooks untrust` to run without hooks"),
     }
 }
@@ -481,7 +493,9 @@ fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {
         Ok(Some(f)) => f,
         Ok(None) => {
             if matches!(action, HooksAction::Untrust) {
-                hooks::set_trust(root, None).map_err(|e| anyhow::anyhow!(e))?;
+                Approvals::HOOKS
+                    .set(root, None)
+                    .map_err(|e| anyhow::anyhow!(e))?;
             }
             writeln!(
                 std::io::stdout().lock(),
@@ -490,9 +504,11 @@ fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {
             )?;
             return Ok(ExitCode::SUCCESS);
         }
-        Err(e) => {
+        Err((_, e)) => {
             if matches!(action, HooksAction::Untrust) {
-                hooks::set_trust(root, None).map_err(|e| anyhow::anyhow!(e))?;
+                Approvals::HOOKS
+                    .set(root, None)
+                    .map_err(|e| anyhow::anyhow!(e))?;
             }
             bail!(e)
         }
@@ -505,12 +521,12 @@ fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {
                     out,
                     "{:<11} {:<20} {}  (timeout {} s)",
                     h.event,
-                    h.matcher,
-                    h.command,
+                    terminal::escape(&h.matcher),
+                    terminal::escape(&h.command),
                     h.timeout.as_secs()
                 )?;
             }
-            let trusted = hooks::is_trusted(root, &file.hash);
+            let trusted = Approvals::HOOKS.is_approved(root, &file.hash);
             writeln!(
                 out,
                 "{}",
@@ -522,7 +538,9 @@ fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {
             )?;
         }
         HooksAction::Trust => {
-            hooks::set_trust(root, Some(&file.hash)).map_err(|e| anyhow::anyhow!(e))?;
+            Approvals::HOOKS
+                .set(root, Some(&file.hash))
+                .map_err(|e| anyhow::anyhow!(e))?;
             writeln!(
                 out,
                 "trusted .slmcode/hooks.json ({} hook(s), content {}) for {}",
@@ -532,7 +550,9 @@ fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {
             )?;
         }
         HooksAction::Untrust => {
-            hooks::set_trust(root, None).map_err(|e| anyhow::anyhow!(e))?;
+            Approvals::HOOKS
+                .set(root, None)
+                .map_err(|e| anyhow::anyhow!(e))?;
             writeln!(out, "hooks of {} are no longer trusted", root.display())?;
         }
     }
@@ -594,13 +614,18 @@ fn report(
     what: &str,
     result: Result<String, slmcode_aci::registry::ToolError>,
 ) -> Result<ExitCode> {
+    // Staged diffs, file names and transcripts come from the project: shown escaped.
     match result {
         Ok(text) => {
-            writeln!(std::io::stdout().lock(), "{}", text.trim_end())?;
+            writeln!(
+                std::io::stdout().lock(),
+                "{}",
+                terminal::escape(text.trim_end())
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("{what}: {e}");
+            eprintln!("{what}: {}", terminal::escape(&e.to_string()));
             Ok(ExitCode::from(1))
         }
     }
@@ -626,7 +651,10 @@ fn open_workspace(root: Option<PathBuf>) -> Result<Workspace> {
     let jail = slmcode_aci::path::Jail::open(&root)
         .with_context(|| format!("cannot open project root {}", root.display()))?;
     let user = UserConfig::settings_file()?;
-    let (config, warnings) = Config::load(&jail, user.as_ref(), std::env::vars())?;
+    let canonical = jail.root().to_path_buf();
+    let (config, warnings) = Config::load(&jail, user.as_ref(), std::env::vars(), |hash| {
+        Approvals::CONFIG.is_approved(&canonical, hash)
+    })?;
     for w in warnings {
         eprintln!("slmcode: warning: {w}");
     }

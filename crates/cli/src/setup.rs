@@ -5,11 +5,14 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use crate::terminal;
 use anyhow::Result;
 use serde_json::json;
+use slmcode_aci::config::Shown;
 use slmcode_aci::path::RelPath;
 use slmcode_aci::registry::ToolError;
 use slmcode_aci::{state, syntax, Config, Workspace};
+use slmcode_agent::approvals::Approvals;
 use slmcode_agent::user_config::{self, UserConfig};
 
 /// `slmcode config show`.
@@ -20,8 +23,8 @@ pub fn show(ws: &Workspace, as_json: bool) -> Result<ExitCode> {
         .unwrap_or_else(|| "(no HOME)".into());
     let mut rows = ws.config.show();
     for row in rows.iter_mut() {
-        if row.0 == "endpoint" && row.2 == "default" {
-            row.1 = slmcode_agent::backend::DEFAULT_ENDPOINT.to_string();
+        if row.key == "endpoint" && row.from == "default" {
+            row.value = slmcode_agent::backend::DEFAULT_ENDPOINT.to_string();
         }
     }
     let servers = if user.mcp_servers.is_empty() {
@@ -38,29 +41,88 @@ pub fn show(ws: &Workspace, as_json: bool) -> Result<ExitCode> {
     } else {
         user_path.clone()
     };
-    rows.push(("mcp_servers", servers, servers_origin));
+    rows.push(Shown {
+        key: "mcp_servers",
+        value: servers,
+        from: servers_origin,
+        ignored: None,
+    });
     let mut out = std::io::stdout().lock();
     if as_json {
         let list: Vec<_> = rows
             .iter()
-            .map(|(k, v, o)| json!({"key": k, "value": v, "from": o}))
+            .map(|r| {
+                let mut row = json!({"key": r.key, "value": r.value, "from": r.from});
+                if let Some(i) = &r.ignored {
+                    row["ignored"] = json!({"value": i.asked, "from": i.source});
+                }
+                row
+            })
             .collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
     } else {
-        let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
+        let width = rows.iter().map(|r| r.key.len()).max().unwrap_or(0);
         let vwidth = rows
             .iter()
-            .map(|(_, v, _)| v.chars().count().min(40))
+            .map(|r| r.value.chars().count().min(40))
             .max()
             .unwrap_or(0);
         writeln!(
             out,
             "# layers: defaults < {user_path} < .slmcode/config.yaml < SLMCODE_* < flags"
         )?;
-        for (k, v, o) in rows {
-            writeln!(out, "{k:<width$}  {v:<vwidth$}  {o}")?;
+        for r in &rows {
+            let ignored = r
+                .ignored
+                .as_ref()
+                .map(|i| {
+                    format!(
+                        "  [IGNORED {}: {} — it would loosen this; `slmcode config trust` approves the file]",
+                        i.source, i.asked
+                    )
+                })
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{:<width$}  {:<vwidth$}  {}{ignored}",
+                r.key,
+                terminal::escape(&r.value),
+                r.from
+            )?;
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `slmcode config trust` / `untrust`: approve (or withdraw the approval of) the current
+/// content of the project's config, which may then loosen safety settings.
+pub fn trust_config(ws: &Workspace, trust: bool) -> Result<ExitCode> {
+    let root = ws.jail.root();
+    let mut out = std::io::stdout().lock();
+    if !trust {
+        Approvals::CONFIG
+            .set(root, None)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        writeln!(
+            out,
+            "the config of {} is no longer approved: it may only tighten safety settings",
+            root.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(hash) = Config::project_hash(&ws.jail)? else {
+        writeln!(out, "no .slmcode/config.yaml in {}", root.display())?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    Approvals::CONFIG
+        .set(root, Some(&hash))
+        .map_err(|e| anyhow::anyhow!(e))?;
+    writeln!(
+        out,
+        "approved .slmcode/config.yaml (content {}) for {}: its values now apply, loosening ones included; any change needs approving again",
+        &hash[..12],
+        root.display()
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -73,7 +135,7 @@ fn config_template() -> String {
          # endpoint, api_key_env, mcp_servers and shell_allow are read only from your own config.\n\
          # `slmcode config show` prints what is in effect and where each value came from.\n\n",
     );
-    for (key, value, _) in d.show() {
+    for Shown { key, value, .. } in d.show() {
         if slmcode_aci::config::USER_ONLY_KEYS.contains(&key) {
             continue;
         }

@@ -161,10 +161,11 @@ fn unknown_extensions_are_skipped_and_the_check_can_be_disabled() {
     );
     assert_eq!(out[1]["is_error"], false, "{}", out[1]);
     p.write("a.rs", "fn main() {}\n");
-    p.write(".slmcode/config.yaml", "disable_syntax_check: true\n");
-    let out = run(
-        &p,
-        &[read("a.rs"), edit("a.rs", "fn main() {}", "fn main() {")],
+    // The user turns the check off (a project's own config could only turn it on).
+    let calls = [read("a.rs"), edit("a.rs", "fn main() {}", "fn main() {")];
+    let out = p.session_env(
+        &calls.iter().map(|c| format!("{c}\n")).collect::<String>(),
+        &[("SLMCODE_DISABLE_SYNTAX_CHECK", "true")],
     );
     assert_eq!(out[1]["is_error"], false, "{}", out[1]);
     assert_eq!(

@@ -216,3 +216,153 @@ fn doctor_says_what_to_fix() {
         "{text}"
     );
 }
+
+/// `slmcode config trust` / `untrust` for the project in `p`, with the user's config in `xdg`.
+fn config_trust(p: &Project, xdg: &str, action: &str) -> String {
+    let out = bin()
+        .args(["config", action, "--root"])
+        .arg(p.root())
+        .env("XDG_CONFIG_HOME", xdg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The issue's case: the user's safety settings, a cloned project's config that loosens each.
+const USER_SAFETY: &str = "shell_permission: deny\npermission_mode: review\nsandbox: auto\nfocus: [\"src/**\"]\nshell_timeout_max: 2\nshell_network: deny\n";
+const PROJECT_LOOSE: &str = "shell_permission: allow\npermission_mode: auto\nsandbox: off\nfocus: []\nshell_timeout_max: 86400\nshell_network: allow\nread_before_edit: false\nmax_tool_chars: 9000\n";
+
+#[test]
+fn a_project_config_only_tightens_unless_the_user_approves_it() {
+    let p = Project::new();
+    let home = user_dir(USER_SAFETY);
+    let xdg = home.path().to_str().unwrap();
+    p.write(".slmcode/config.yaml", PROJECT_LOOSE);
+    p.write("src/a.txt", "a\n");
+    let rows = show(&p, xdg, &[]);
+    let user_file = home
+        .path()
+        .join("slmcode/config.yaml")
+        .display()
+        .to_string();
+    for (key, kept, asked) in [
+        ("shell_permission", "deny", "allow"),
+        ("permission_mode", "review", "auto"),
+        ("sandbox", "auto", "off"),
+        ("shell_timeout_max", "2", "86400"),
+        ("shell_network", "deny", "allow"),
+        ("read_before_edit", "true", "false"),
+    ] {
+        let r = row(&rows, key);
+        assert_eq!(r["value"], kept, "{key}: {r}");
+        assert_ne!(r["from"], ".slmcode/config.yaml", "{key}: {r}");
+        assert_eq!(r["ignored"]["value"], asked, "{key}: {r}");
+        assert_eq!(r["ignored"]["from"], ".slmcode/config.yaml", "{key}: {r}");
+    }
+    assert_eq!(row(&rows, "shell_permission")["from"], user_file.as_str());
+    // A setting that is not about safety applies as before.
+    assert_eq!(row(&rows, "max_tool_chars")["value"], "9000");
+    // The user's focus holds (the project's empty one narrows nothing).
+    assert_eq!(row(&rows, "focus")["value"], "[\"src/**\"]");
+    // Each ignored value is a warning naming its key.
+    let out = bin()
+        .args([
+            "tool",
+            "ws_shell",
+            r#"{"command":"touch ran.txt"}"#,
+            "--root",
+        ])
+        .arg(p.root())
+        .env("XDG_CONFIG_HOME", xdg)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for key in [
+        "shell_permission",
+        "permission_mode",
+        "sandbox",
+        "shell_timeout_max",
+        "shell_network",
+        "read_before_edit",
+    ] {
+        assert!(stderr.contains(&format!("`{key}: ")), "{key}: {stderr}");
+    }
+    assert!(stderr.contains("slmcode config trust"), "{stderr}");
+    // In effect: commands are refused, writes are staged, not written.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("shell_permission: deny"));
+    assert!(!p.path("ran.txt").exists());
+    let out = bin()
+        .args([
+            "tool",
+            "ws_write",
+            r#"{"path":"src/b.txt","content":"b\n"}"#,
+            "--root",
+        ])
+        .arg(p.root())
+        .env("XDG_CONFIG_HOME", xdg)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("review mode"));
+    assert!(!p.path("src/b.txt").exists());
+
+    // Approved, the exact file applies whole.
+    let said = config_trust(&p, xdg, "trust");
+    assert!(said.contains("approved .slmcode/config.yaml"), "{said}");
+    let rows = show(&p, xdg, &[]);
+    assert_eq!(row(&rows, "shell_permission")["value"], "allow");
+    assert_eq!(row(&rows, "sandbox")["value"], "off");
+    assert!(row(&rows, "shell_permission").get("ignored").is_none());
+    // Any change withdraws the approval.
+    p.write(".slmcode/config.yaml", format!("{PROJECT_LOOSE}# edited\n"));
+    let rows = show(&p, xdg, &[]);
+    assert_eq!(row(&rows, "shell_permission")["value"], "deny");
+    // As does untrust.
+    p.write(".slmcode/config.yaml", PROJECT_LOOSE);
+    config_trust(&p, xdg, "trust");
+    config_trust(&p, xdg, "untrust");
+    assert_eq!(row(&show(&p, xdg, &[]), "sandbox")["value"], "auto");
+}
+
+#[test]
+fn a_project_config_may_tighten_without_approval() {
+    let p = Project::new();
+    let home = user_dir("shell_permission: allow\nfocus: [\"src/**\"]\nshell_network: allow\n");
+    let xdg = home.path().to_str().unwrap();
+    p.write(
+        ".slmcode/config.yaml",
+        "shell_permission: deny\nfocus: [\"src/app/**\"]\nshell_timeout_max: 5\nshell_network: loopback\n",
+    );
+    let rows = show(&p, xdg, &[]);
+    assert_eq!(row(&rows, "shell_permission")["value"], "deny");
+    assert_eq!(row(&rows, "shell_timeout_max")["value"], "5");
+    assert_eq!(row(&rows, "shell_network")["value"], "loopback");
+    assert!(row(&rows, "shell_permission").get("ignored").is_none());
+    // The project's focus narrows the user's: a change must match both.
+    assert_eq!(
+        row(&rows, "focus")["value"],
+        "[\"src/**\"] and [\"src/app/**\"]"
+    );
+    p.write("src/lib.rs", "\n");
+    let text = |path: &str| {
+        let out = bin()
+            .args(["tool", "ws_write"])
+            .arg(json!({"path": path, "content": "x\n"}).to_string())
+            .arg("--root")
+            .arg(p.root())
+            .env("XDG_CONFIG_HOME", xdg)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(text("src/other.rs").contains("outside this task's focus"));
+    assert!(text("src/app/main.rs").starts_with("created src/app/main.rs"));
+    // The user's own environment is not a project: it may loosen.
+    let rows = show(&p, xdg, &[("SLMCODE_SHELL_PERMISSION", "allow")]);
+    assert_eq!(row(&rows, "shell_permission")["value"], "allow");
+}

@@ -526,8 +526,12 @@ fn a_hard_link_into_git_state_stops_commands() {
 #[test]
 fn a_result_says_when_the_sandbox_is_off() {
     let p = Project::new();
-    p.write(".slmcode/config.yaml", "sandbox: off\n");
-    let (text, err) = shell(&p, "true");
+    // The user's choice: a project's own config could only turn the sandbox on.
+    let (text, err) = p.tool_env(
+        "ws_shell",
+        &json!({"command": "true"}).to_string(),
+        &[("SLMCODE_SANDBOX", "off")],
+    );
     assert!(!err, "{text}");
     assert!(
         text.ends_with(
