@@ -4,6 +4,7 @@
 //! has no network: the harness (`slmcode-agent`), the MCP server and the `slmcode` CLI all drive
 //! the same [`Registry`] over a [`Workspace`].
 
+pub mod anchor;
 pub mod boundary;
 pub mod checkpoint;
 pub mod config;

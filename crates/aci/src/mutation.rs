@@ -11,13 +11,10 @@
 //! Writing through rename also means a hard link elsewhere to the same inode is never written
 //! through: the name being edited gets a new inode, the other name keeps the old bytes.
 
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use cap_std::fs::MetadataExt;
 
-use cap_std::fs::{Dir, MetadataExt, OpenOptions};
-
-use crate::boundary::{self, Boundary, Protected};
+use crate::anchor::{self, AnchorError, Anchored, Writer};
+use crate::boundary::{self, Protected};
 use crate::config::PermissionMode;
 use crate::path::{Jail, PathError, RelPath};
 use crate::pending;
@@ -66,6 +63,9 @@ pub struct Target {
     pub real: RelPath,
     /// Current permission bits, when the file exists.
     pub mode: Option<u32>,
+    /// The protected places, as found when the target was checked: the write checks its
+    /// directory against them again when it opens it.
+    pub protected: Protected,
 }
 
 impl Target {
@@ -105,18 +105,31 @@ pub fn target(ws: &Workspace, path: &RelPath, verb: &str) -> Result<Target, Tool
                     "{verb} refused — {path} is a symlink to the directory {real}. Name a file inside it."
                 )));
             }
+            if !meta.is_file() {
+                return Err(ToolError::Refused(format!(
+                    "{verb} refused — {}",
+                    not_regular(path, &meta.file_type())
+                )));
+            }
             (real, Some(meta.mode() & 0o7777))
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(ToolError::Refused(format!(
+                "{verb} refused — {}",
+                not_regular(path, &meta.file_type())
+            )))
         }
         Ok(meta) => (jail.resolve(path)?, Some(meta.mode() & 0o7777)),
         Err(PathError::NotFound { .. }) => (resolve_new(jail, path, verb)?, None),
         Err(e) => return Err(e.into()),
     };
-    check_boundary_on_disk(jail, path, &real, verb)?;
+    let protected = check_boundary_on_disk(jail, path, &real, verb)?;
     check_focus(ws, path, &real, verb)?;
     Ok(Target {
         given: path.clone(),
         real,
         mode,
+        protected,
     })
 }
 
@@ -209,11 +222,13 @@ pub fn commit_as(
         }
         PermissionMode::Auto => {
             checkpoint(ws, &target.real)?;
-            atomic_replace(
+            write_file(
                 &ws.jail,
+                &target.protected,
                 &target.real,
                 &bytes,
                 target.mode.unwrap_or(NEW_FILE_MODE),
+                Writer::Tool,
             )
             .map_err(|e| ToolError::Refused(format!("{verb} of {path} failed: {e}")))?;
             ws.session.changed.insert(target.real.clone());
@@ -351,7 +366,15 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
     for p in &paths {
         checkpoint(ws, p)?;
     }
-    let parent = ws.jail.open_dir(&real.parent())?;
+    let parent = anchored(
+        &ws.jail,
+        &protected,
+        &real.parent(),
+        false,
+        Writer::Tool,
+        verb,
+        path,
+    )?;
     let removed = if meta.is_dir() {
         parent.remove_dir_all(real.file_name())
     } else {
@@ -414,7 +437,7 @@ pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved,
         )));
     }
     let from_real = ws.jail.resolve(&from.parent())?.join(from.file_name());
-    check_boundary_on_disk(&ws.jail, from, &from_real, verb)?;
+    let protected = check_boundary_on_disk(&ws.jail, from, &from_real, verb)?;
     check_focus(ws, from, &from_real, verb)?;
     match ws.jail.symlink_metadata(to) {
         Err(PathError::NotFound { .. }) => {}
@@ -432,13 +455,30 @@ pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved,
     not_in_review(ws, verb)?;
     checkpoint(ws, &from_real)?;
     checkpoint(ws, &to_target.real)?;
-    ws.jail.create_dir_all(&to_target.real.parent())?;
+    let to_dir = anchored(
+        &ws.jail,
+        &to_target.protected,
+        &to_target.real.parent(),
+        true,
+        Writer::Tool,
+        verb,
+        to,
+    )?;
     let how = if git_tracked(ws, &from_real) {
         git_mv(ws, &from_real, &to_target.real)?;
         Moved::GitMv
     } else {
-        let root = ws.jail.open_dir(&RelPath::root())?;
-        root.rename(from_real.as_path(), &root, to_target.real.as_path())
+        let from_dir = anchored(
+            &ws.jail,
+            &protected,
+            &from_real.parent(),
+            false,
+            Writer::Tool,
+            verb,
+            from,
+        )?;
+        from_dir
+            .rename(from_real.file_name(), &to_dir, to_target.real.file_name())
             .map_err(|e| ToolError::Refused(format!("move of {from} failed: {e}")))?;
         Moved::Renamed
     };
@@ -487,53 +527,117 @@ fn git_mv(ws: &Workspace, from: &RelPath, to: &RelPath) -> Result<(), ToolError>
     Ok(())
 }
 
-/// Restores a file's bytes and mode (checkpoint restore): same jail, boundary and atomic
-/// replace as any write, but no syntax check or new checkpoint — it puts back what was.
-pub fn restore_file(jail: &Jail, path: &RelPath, bytes: &[u8], mode: u32) -> Result<(), ToolError> {
+/// Where a restore lands: the path's directory with its symlinks resolved as they are now, and
+/// refused when that is a protected place (a directory swapped for a link to `.slmcode` since
+/// the checkpoint) — then opened like every write.
+fn restore_dir(
+    jail: &Jail,
+    path: &RelPath,
+    create: bool,
+) -> Result<(Anchored, RelPath), ToolError> {
     check_boundary(path, path, "restore")?;
-    if let Ok(meta) = jail.symlink_metadata(path) {
+    let real = resolve_new(jail, path, "restore")?;
+    let protected = Protected::discover(jail);
+    if let Some(b) = protected.classify(&real) {
+        return Err(ToolError::Refused(b.refusal(&path.to_string(), "restore")));
+    }
+    let dir = anchored(
+        jail,
+        &protected,
+        &real.parent(),
+        create,
+        Writer::Tool,
+        "restore",
+        path,
+    )?;
+    Ok((dir, real))
+}
+
+/// Restores a file's bytes and mode (checkpoint restore): the same checks and anchored write
+/// as any change, but no syntax check or new checkpoint — it puts back what was.
+pub fn restore_file(jail: &Jail, path: &RelPath, bytes: &[u8], mode: u32) -> Result<(), ToolError> {
+    let (dir, real) = restore_dir(jail, path, true)?;
+    let name = real.file_name();
+    if let Ok(meta) = dir.symlink_metadata(name) {
         if meta.is_dir() {
             return Err(ToolError::Refused(format!(
                 "restore of {path} refused: a directory stands there now; move it away first"
             )));
         }
         if meta.file_type().is_symlink() {
-            jail.open_dir(&path.parent())?
-                .remove_file(path.file_name())
+            dir.remove_file(name)
                 .map_err(|e| ToolError::Refused(format!("restore of {path} failed: {e}")))?;
         }
     }
-    atomic_replace(jail, path, bytes, mode)
+    dir.replace(name, bytes, mode)
         .map_err(|e| ToolError::Refused(format!("restore of {path} failed: {e}")))
 }
 
 /// Recreates a symlink (checkpoint restore).
 pub fn restore_symlink(jail: &Jail, path: &RelPath, target: &str) -> Result<(), ToolError> {
-    check_boundary(path, path, "restore")?;
     remove_restored(jail, path)?;
-    jail.create_dir_all(&path.parent())?;
-    jail.open_dir(&path.parent())?
-        .symlink(target, path.file_name())
+    let (dir, real) = restore_dir(jail, path, true)?;
+    dir.symlink(target, real.file_name())
         .map_err(|e| ToolError::Refused(format!("restore of {path} failed: {e}")))
 }
 
 /// Removes a file or link that did not exist when the checkpoint was taken. Returns whether
 /// anything was there.
 pub fn remove_restored(jail: &Jail, path: &RelPath) -> Result<bool, ToolError> {
-    check_boundary(path, path, "restore")?;
-    match jail.symlink_metadata(path) {
+    let (dir, real) = match restore_dir(jail, path, false) {
+        Ok(found) => found,
+        Err(ToolError::Path(PathError::NotFound { .. })) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    match dir.symlink_metadata(real.file_name()) {
         Ok(meta) if meta.is_dir() => Err(ToolError::Refused(format!(
             "restore would remove {path}, but it is a directory now; remove it by hand if it should go"
         ))),
         Ok(_) => {
-            jail.open_dir(&path.parent())?
-                .remove_file(path.file_name())
+            dir.remove_file(real.file_name())
                 .map_err(|e| ToolError::Refused(format!("restore could not remove {path}: {e}")))?;
             Ok(true)
         }
-        Err(PathError::NotFound { .. }) => Ok(false),
-        Err(e) => Err(e.into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(ToolError::Refused(format!("restore could not look at {path}: {e}"))),
     }
+}
+
+/// Opens `dir` for a write of `shown` through [`anchor::open`], with its refusals worded for the
+/// model.
+fn anchored(
+    jail: &Jail,
+    protected: &Protected,
+    dir: &RelPath,
+    create: bool,
+    writer: Writer,
+    verb: &str,
+    shown: &RelPath,
+) -> Result<Anchored, ToolError> {
+    anchor::open(jail, protected, dir, create, writer).map_err(|e| match e {
+        AnchorError::Protected(b, _) => ToolError::Refused(b.refusal(&shown.to_string(), verb)),
+        AnchorError::Changed(p) => ToolError::Refused(format!(
+            "{verb} refused — {p} changed while {shown} was being written (it is not a plain directory now: a symlink or a file was put there). Nothing was written; look at it with ws_list and retry."
+        )),
+        AnchorError::Path(p) => ToolError::Path(p),
+        AnchorError::Io(p, e) => ToolError::Refused(format!("{verb} of {shown} failed at {p}: {e}")),
+    })
+}
+
+/// Writes `bytes` to `path` atomically through its anchored directory (created as needed):
+/// temp file, fsync, rename, fsync of the directory. Every file write of the tools and of the
+/// harness's own records comes here.
+pub(crate) fn write_file(
+    jail: &Jail,
+    protected: &Protected,
+    path: &RelPath,
+    bytes: &[u8],
+    mode: u32,
+    writer: Writer,
+) -> Result<(), ToolError> {
+    let dir = anchored(jail, protected, &path.parent(), true, writer, "write", path)?;
+    dir.replace(path.file_name(), bytes, mode)
+        .map_err(|e| ToolError::Refused(e.to_string()))
 }
 
 /// The focus guard: with `focus:` globs configured, only matching paths may change.
@@ -581,13 +685,38 @@ fn verb_of(tool: &str) -> &'static str {
     }
 }
 
-/// The whole current content of a file, through the jail.
+/// The whole current content of a file, through the jail. Only a regular file: a device or a
+/// FIFO (`mknod zero.txt c 1 5`) would be read until memory runs out. Judged on the opened
+/// handle, so nothing can be swapped in after the check.
 pub fn read_all(jail: &Jail, path: &RelPath) -> Result<Vec<u8>, ToolError> {
     let mut file = jail.open_file(path)?;
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::Refused(format!("{path} could not be read: {e}")))?;
+    if !meta.is_file() {
+        return Err(ToolError::Refused(not_regular(path, &meta.file_type())));
+    }
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut file, &mut bytes)
         .map_err(|e| ToolError::Refused(format!("{path} could not be read: {e}")))?;
     Ok(bytes)
+}
+
+/// Why a path that is not a regular file is refused, naming what it is.
+fn not_regular(path: &RelPath, kind: &cap_std::fs::FileType) -> String {
+    use cap_std::fs::FileTypeExt;
+    let what = if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    format!("{path} is {what}, not a regular file; only regular files are read and changed here. Choose another path.")
 }
 
 /// A unified diff of two versions of a file, for dry-run and review.
@@ -599,55 +728,6 @@ pub fn unified_diff(path: &RelPath, before: &[u8], after: &[u8]) -> String {
         .context_radius(3)
         .header(&format!("a/{path}"), &format!("b/{path}"))
         .to_string()
-}
-
-/// Writes `bytes` to `path` atomically: a temp file beside it, fsynced, renamed over it, and
-/// the directory fsynced. Parent directories are created. Only the mutation path and the
-/// harness's own state (pending changes) call this.
-pub(crate) fn atomic_replace(
-    jail: &Jail,
-    path: &RelPath,
-    bytes: &[u8],
-    mode: u32,
-) -> std::io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let parent = path.parent();
-    let to_io = |e: PathError| std::io::Error::other(e.to_string());
-    jail.create_dir_all(&parent).map_err(to_io)?;
-    let dir: Dir = jail.open_dir(&parent).map_err(to_io)?;
-    let name = path.file_name();
-    let tmp = format!(
-        ".{name}.slmcode-{}-{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    let staged = (|| {
-        let mut file = dir.open_with(&tmp, &options)?.into_std();
-        file.write_all(bytes)?;
-        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        file.sync_all()?;
-        dir.rename(&tmp, &dir, name)
-    })();
-    if let Err(e) = staged {
-        let _ = dir.remove_file(&tmp);
-        return Err(std::io::Error::new(
-            e.kind(),
-            format!("{e}; nothing was changed"),
-        ));
-    }
-    // The rename is durable only once the directory entry is synced. The directory handle
-    // from the jail may be O_PATH, so sync a readable handle of it.
-    jail.open_file(&parent)
-        .map_err(to_io)
-        .and_then(|d| d.into_std().sync_all())
-        .map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!("the file was replaced, but its directory could not be synced: {e}"),
-            )
-        })
 }
 
 /// Where a file that does not exist yet would be: the deepest existing ancestor resolved
@@ -684,8 +764,7 @@ fn check_boundary(given: &RelPath, path: &RelPath, verb: &str) -> Result<(), Too
 
 /// The checks that need the disk: `real` (symlinks resolved) must not lie in a protected place
 /// — by its text, under a `gitdir:` target, or because a directory on its way *is* a protected
-/// one (same device and inode: a bind mount or a hard-linked directory) unless a nearer one is
-/// `.slmcode/scratch/`. Returns what was found, for callers that check more paths.
+/// one (same device and inode, see [`anchor::check`]). Returns what was found, for the write.
 fn check_boundary_on_disk(
     jail: &Jail,
     given: &RelPath,
@@ -693,31 +772,18 @@ fn check_boundary_on_disk(
     verb: &str,
 ) -> Result<Protected, ToolError> {
     let protected = Protected::discover(jail);
-    let refuse = |b: Boundary| Err(ToolError::Refused(b.refusal(&given.to_string(), verb)));
     if let Some(b) = protected.classify(real) {
-        return refuse(b);
+        return Err(ToolError::Refused(b.refusal(&given.to_string(), verb)));
     }
-    let scratch = RelPath::root().join(CONTROL_DIR).join(SCRATCH);
-    let mut dir = real.parent();
-    loop {
-        // `real` has every existing symlink resolved, so reaching the scratch directory by
-        // name (even before it exists) means the file is inside it.
-        if dir == scratch {
-            return Ok(protected);
+    // Every existing directory on the way, by identity: a bind mount or a hard-linked
+    // directory cannot alias a protected place.
+    match anchor::check(jail, &protected, &real.parent(), Writer::Tool) {
+        Ok(()) => Ok(protected),
+        Err(AnchorError::Protected(b, _)) => {
+            Err(ToolError::Refused(b.refusal(&given.to_string(), verb)))
         }
-        if let Ok(meta) = jail.metadata(&dir) {
-            let id = (meta.dev(), meta.ino());
-            if protected.is_scratch(id) {
-                return Ok(protected);
-            }
-            if let Some(e) = protected.by_identity(id) {
-                return refuse(e.boundary);
-            }
-        }
-        if dir.is_root() {
-            return Ok(protected);
-        }
-        dir = dir.parent();
+        // A symlink in `real` (which has them resolved) appeared since: refused at the write.
+        Err(_) => Ok(protected),
     }
 }
 

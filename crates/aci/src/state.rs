@@ -7,6 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::anchor::{self, Writer};
+use crate::boundary::Protected;
 use crate::mutation;
 use crate::path::{Jail, PathError, RelPath};
 use crate::registry::ToolError;
@@ -32,33 +34,29 @@ pub fn check_id(id: &str, what: &str, list_command: &str) -> Result<(), ToolErro
     Ok(())
 }
 
-/// Writes a record (or blob) durably.
+/// Writes a record (or blob) durably, through the one write path.
 pub fn write(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
-    mutation::atomic_replace(jail, path, bytes, RECORD_MODE)
+    let protected = Protected::discover(jail);
+    mutation::write_file(jail, &protected, path, bytes, RECORD_MODE, Writer::Harness)
         .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
 }
 
 /// Appends to a log record (a run's trajectory), creating it (and its directory) private to
 /// the user. A log grows a line at a time, so it is appended to rather than replaced.
 pub fn append(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
-    use cap_std::fs::OpenOptionsExt;
-    use std::io::Write;
     let fail =
         |e: &dyn std::fmt::Display| ToolError::Refused(format!("could not write {path}: {e}"));
-    jail.create_dir_all(&path.parent())?;
-    let dir = jail.open_dir(&path.parent())?;
-    let mut options = cap_std::fs::OpenOptions::new();
-    options.append(true).create(true).mode(RECORD_MODE);
-    let mut file = dir
-        .open_with(path.file_name(), &options)
+    let protected = Protected::discover(jail);
+    let dir = anchor::open(jail, &protected, &path.parent(), true, Writer::Harness)
         .map_err(|e| fail(&e))?;
-    file.write_all(bytes).map_err(|e| fail(&e))
+    dir.append(path.file_name(), bytes, RECORD_MODE)
+        .map_err(|e| fail(&e))
 }
 
 /// Writes a file meant to be shared and committed (`slmcode init`'s config): 0644.
 pub fn write_shared(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
-    jail.create_dir_all(&path.parent())?;
-    mutation::atomic_replace(jail, path, bytes, 0o644)
+    let protected = Protected::discover(jail);
+    mutation::write_file(jail, &protected, path, bytes, 0o644, Writer::Harness)
         .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
 }
 

@@ -454,3 +454,51 @@ fn configured_hooks_and_included_config_are_git_state_too() {
         r#"{"path":"src/new.rs","content":"fn f() {}\n"}"#,
     );
 }
+
+/// A device or FIFO named like a file is refused before anything is read: `/dev/zero` as
+/// `zero.txt` would be read until memory ran out.
+#[test]
+fn devices_and_fifos_are_refused_before_reading() {
+    use std::os::unix::fs::MetadataExt;
+    let p = Project::new();
+    let root_user = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(1)
+        == 0;
+    let mut special = vec![("pipe.txt", "a FIFO (named pipe)")];
+    let st = std::process::Command::new("mkfifo")
+        .arg(p.path("pipe.txt"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    if root_user {
+        let st = std::process::Command::new("mknod")
+            .arg(p.path("zero.txt"))
+            .args(["c", "1", "5"])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        special.push(("zero.txt", "a character device"));
+    }
+    let started = std::time::Instant::now();
+    for (path, what) in special {
+        for (tool, args) in [
+            ("ws_write", json!({"path": path, "content": "x\n"})),
+            (
+                "ws_edit",
+                json!({"path": path, "old_str": "a", "new_str": "b"}),
+            ),
+            (
+                "ws_patch",
+                json!({"path": path, "patch": "<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n"}),
+            ),
+        ] {
+            let msg = p.err(tool, &args.to_string());
+            assert!(
+                msg.contains(&format!("{path} is {what}, not a regular file")),
+                "{tool}: {msg}"
+            );
+        }
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}

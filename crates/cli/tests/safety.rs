@@ -393,3 +393,41 @@ fn the_focus_guard_names_the_allowed_globs_and_the_boundary_still_holds() {
     );
     assert!(p.path("docs/readme.md").exists());
 }
+
+/// Undo goes through the same checked path as every write: after `d/` became a symlink to
+/// `.slmcode`, restoring `d/config.yaml` (created in the session, so restore removes it) and
+/// `d/a.txt` (changed, so restore writes it) touches nothing in `.slmcode/`.
+#[test]
+fn restore_never_writes_or_removes_through_a_swapped_directory() {
+    let p = Project::new();
+    p.write("d/a.txt", "original\n");
+    p.write(".slmcode/config.yaml", "shell_permission: deny\n");
+    let out = run(
+        &p,
+        &[
+            read("d/a.txt"),
+            edit("d/a.txt", "original", "changed"),
+            json!({"tool": "ws_write", "args": {"path": "d/config.yaml", "content": "x: 1\n"}}),
+        ],
+    );
+    assert!(out.iter().all(|r| r["is_error"] == false), "{out:?}");
+    let (_, list, _) = checkpoints(&p, &["list"]);
+    let session = list.split_whitespace().next().unwrap().to_string();
+    std::fs::rename(p.path("d"), p.path("d.real")).unwrap();
+    p.symlink(".slmcode", "d");
+    let before = common::snapshot(&p.path(".slmcode"));
+    let (code, said, err) = checkpoints(&p, &["restore", &session]);
+    assert_ne!(code, 0, "{said}{err}");
+    assert!(err.contains("harness control state"), "{err}");
+    let after = common::snapshot(&p.path(".slmcode"));
+    assert_eq!(
+        after.get("config.yaml"),
+        before.get("config.yaml"),
+        "the control file was removed or rewritten"
+    );
+    assert!(!p.path(".slmcode/a.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.path(".slmcode/config.yaml")).unwrap(),
+        "shell_permission: deny\n"
+    );
+}
