@@ -10,14 +10,15 @@
 //! the very bytes that are parsed, so the file cannot be swapped between the check and the run. Tools can never write
 //! `.slmcode/`, so a model cannot plant or change a hook either.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use slmcode_aci::boundary::Protected;
 use slmcode_aci::path::{Jail, RelPath};
 use slmcode_aci::registry::CallHooks;
-use slmcode_aci::shell::run::{run, RunSpec};
+use slmcode_aci::shell::exec::{execute, Extra};
+use slmcode_aci::shell::run::Exit;
 use slmcode_aci::{ToolResult, Workspace};
 
 /// The default time a hook may take.
@@ -66,7 +67,6 @@ pub struct Hook {
 pub struct Hooks {
     pub pre: Vec<Hook>,
     pub post: Vec<Hook>,
-    root: PathBuf,
 }
 
 /// hooks.json as found in a project: its content hash and what it says.
@@ -92,13 +92,13 @@ pub fn load(jail: &Jail) -> Result<Option<HooksFile>, (Option<String>, String)> 
         Err(e) => return Err((None, format!(".slmcode/hooks.json: {e}"))),
     };
     let hash = blake3::hash(&bytes).to_hex().to_string();
-    parse(&bytes, hash.clone(), jail.root())
+    parse(&bytes, hash.clone())
         .map(Some)
         .map_err(|e| (Some(hash), e))
 }
 
 /// The hooks in `bytes`, whose content hash is `hash`.
-fn parse(bytes: &[u8], hash: String, root: &Path) -> Result<HooksFile, String> {
+fn parse(bytes: &[u8], hash: String) -> Result<HooksFile, String> {
     let raw: RawFile = serde_json::from_slice(bytes).map_err(|e| {
         format!(
             ".slmcode/hooks.json: {e} (expected {{\"PreToolUse\": [{{\"matcher\": \"ws_edit|ws_write\", \"command\": \"…\", \"timeout_sec\": 60}}], \"PostToolUse\": […]}})"
@@ -136,15 +136,17 @@ fn parse(bytes: &[u8], hash: String, root: &Path) -> Result<HooksFile, String> {
         hooks: Hooks {
             pre: build("PreToolUse", raw.pre)?,
             post: build("PostToolUse", raw.post)?,
-            root: root.to_path_buf(),
         },
     })
 }
 
 impl Hooks {
-    /// Runs one hook with the event as JSON on stdin and in `SLMCODE_HOOK_*` variables.
+    /// Runs one hook with the event as JSON on stdin and in `SLMCODE_HOOK_*` variables, in
+    /// the same sandbox as a ws_shell command: a trusted hook that runs a project script
+    /// (`./scripts/check.sh`) runs whatever the model may have written there since.
     fn fire(
         &self,
+        ws: &Workspace,
         hook: &Hook,
         tool: &str,
         args: &Value,
@@ -162,29 +164,23 @@ impl Hooks {
             env.push(("SLMCODE_HOOK_RESULT".to_string(), text));
             env.push(("SLMCODE_HOOK_IS_ERROR".to_string(), r.is_error.to_string()));
         }
-        let mut full_env = slmcode_aci::shell::env::base(&self.root);
-        full_env.extend(env);
-        let spec = RunSpec {
-            command: hook.command.clone(),
-            cwd: self.root.clone(),
-            timeout: hook.timeout,
-            env: full_env,
+        let extra = Extra {
+            env,
             stdin: event.to_string().into_bytes(),
-            confinement: std::sync::Arc::new(slmcode_aci::shell::sandbox::processes_only()),
         };
-        match run(&spec) {
-            Ok(out) => {
-                let ok = out.exit == slmcode_aci::shell::run::Exit::Code(0);
+        let protected = Protected::discover(&ws.jail);
+        match execute(ws, &hook.command, hook.timeout, protected, extra) {
+            Ok(done) => {
+                let out = done.out;
+                let ok = out.exit == Exit::Code(0);
                 let mut text = out.text();
                 if text.chars().count() > MAX_HOOK_OUTPUT {
                     text = text.chars().take(MAX_HOOK_OUTPUT).collect::<String>() + "…";
                 }
                 let status = match out.exit {
-                    slmcode_aci::shell::run::Exit::Code(c) => format!("exit {c}"),
-                    slmcode_aci::shell::run::Exit::Signal(s) => format!("signal {s}"),
-                    slmcode_aci::shell::run::Exit::TimedOut => {
-                        format!("timed out after {} s", hook.timeout.as_secs())
-                    }
+                    Exit::Code(c) => format!("exit {c}"),
+                    Exit::Signal(s) => format!("signal {s}"),
+                    Exit::TimedOut => format!("timed out after {} s", hook.timeout.as_secs()),
                 };
                 (ok, format!("{status}: {}", text.trim_end()))
             }
@@ -194,9 +190,9 @@ impl Hooks {
 }
 
 impl CallHooks for Hooks {
-    fn before(&self, _ws: &Workspace, tool: &str, args: &Value) -> Option<String> {
+    fn before(&self, ws: &Workspace, tool: &str, args: &Value) -> Option<String> {
         for hook in self.pre.iter().filter(|h| h.regex.is_match(tool)) {
-            let (ok, output) = self.fire(hook, tool, args, None);
+            let (ok, output) = self.fire(ws, hook, tool, args, None);
             if !ok {
                 return Some(format!(
                     "{tool} was blocked by the project's PreToolUse hook `{}` ({output}). Nothing ran; change the call so the hook allows it.",
@@ -209,7 +205,7 @@ impl CallHooks for Hooks {
 
     fn after(
         &self,
-        _ws: &Workspace,
+        ws: &Workspace,
         tool: &str,
         args: &Value,
         result: &ToolResult,
@@ -219,7 +215,7 @@ impl CallHooks for Hooks {
             .iter()
             .filter(|h| h.regex.is_match(tool))
             .filter_map(|hook| {
-                let (ok, output) = self.fire(hook, tool, args, Some(result));
+                let (ok, output) = self.fire(ws, hook, tool, args, Some(result));
                 let quiet = ok && output.trim_end().ends_with("exit 0:");
                 (!quiet).then(|| format!("[PostToolUse hook `{}` {output}]", hook.command))
             })

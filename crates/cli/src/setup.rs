@@ -298,16 +298,17 @@ fn sandbox_check(config: &Config) -> Check {
     let Ok(dir) = tempfile::tempdir() else {
         return fail("cannot make a scratch directory to test the sandbox".into());
     };
-    let Ok(mut ws) = Workspace::open(dir.path(), config.clone()) else {
+    let Ok(ws) = Workspace::open(dir.path(), config.clone()) else {
         return fail("cannot open a scratch workspace to test the sandbox".into());
     };
     // A real command through the real path, so what is reported is what a call gets.
     let protected = slmcode_aci::boundary::Protected::discover(&ws.jail);
-    let ran = slmcode_aci::tools::execute_shell(
-        &mut ws,
+    let ran = slmcode_aci::shell::exec::execute(
+        &ws,
         "true",
         std::time::Duration::from_secs(30),
         protected,
+        Default::default(),
     );
     match ran {
         Ok(done) if done.out.exit == slmcode_aci::shell::run::Exit::Code(0) => Check {

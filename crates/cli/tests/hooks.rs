@@ -282,3 +282,41 @@ fn review_screens_show_control_characters_escaped() {
     );
     assert!(shown.contains("\\x1b]0;owned\\x07"), "{shown}");
 }
+
+/// A trusted hook that runs a project script runs whatever the model wrote there since — in
+/// the same sandbox as a ws_shell command: it cannot change the hooks, git's state or anything
+/// outside the project.
+#[test]
+fn a_trusted_hook_runs_in_the_sandbox() {
+    let outside = tempfile::tempdir().unwrap();
+    let s = Setup::new(json!({"PostToolUse": [{"matcher": "ws_write", "command": "sh check.sh"}]}));
+    s.p.write("check.sh", "echo checked\n");
+    let (_, _, code) = s.hooks("trust");
+    assert_eq!(code, Some(0));
+    let hooks_before = std::fs::read(s.p.path(".slmcode/hooks.json")).unwrap();
+    // The model rewrites the script the trusted hook runs.
+    let script = format!(
+        "for f in .slmcode/hooks.json {out}/escaped; do\n  if echo pwned >> \"$f\" 2>/dev/null; then echo WROTE $f; else echo DENIED $f; fi\ndone\n",
+        out = outside.path().display()
+    );
+    // Overwriting needs a read first: a session, as a model would.
+    let out = s.p.session_env(
+        &format!(
+            "{}\n{}\n",
+            json!({"tool": "ws_read", "args": {"path": "check.sh"}}),
+            json!({"tool": "ws_write", "args": {"path": "check.sh", "content": script, "allow_shrink": true}})
+        ),
+        &[("XDG_CONFIG_HOME", s.xdg())],
+    );
+    let text = out[1]["text"].as_str().unwrap();
+    assert!(text.contains("DENIED .slmcode/hooks.json"), "{text}");
+    assert!(
+        text.contains(&format!("DENIED {}/escaped", outside.path().display())),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read(s.p.path(".slmcode/hooks.json")).unwrap(),
+        hooks_before
+    );
+    assert!(!outside.path().join("escaped").exists());
+}

@@ -730,3 +730,66 @@ fn caches_persist_in_a_directory_of_the_projects_own() {
     assert!(!user_cache.path().join("go-build").exists());
     assert!(user_cache.path().join("slmcode/sandbox").is_dir());
 }
+
+/// The call's temp directory is made fresh and private (mkdtemp, 0700) under a per-user
+/// directory that must be this user's and private: one planted in a shared /tmp (a symlink, or
+/// open to others) is refused, never used.
+#[test]
+fn the_temp_directory_is_private_and_never_a_planted_one() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let p = Project::new();
+    let uid = std::fs::metadata("/proc/self").unwrap().uid();
+    let run_with_tmp = |tmp: &std::path::Path| {
+        p.tool_env(
+            "ws_shell",
+            &json!({"command": "echo \"$TMPDIR\"; stat -c %a \"$TMPDIR\"; echo x > \"$TMPDIR/f\""})
+                .to_string(),
+            &[("TMPDIR", tmp.to_str().unwrap())],
+        )
+    };
+    // A normal call: a fresh 0700 directory, gone afterwards.
+    let shared = tempfile::tempdir().unwrap();
+    let (text, err) = run_with_tmp(shared.path());
+    assert!(!err, "{text}");
+    let dir = text.lines().next().unwrap().to_string();
+    assert!(
+        dir.starts_with(&format!("{}/slmcode-{uid}/shell-", shared.path().display())),
+        "{text}"
+    );
+    assert_eq!(text.lines().nth(1), Some("700"), "{text}");
+    assert!(
+        !std::path::Path::new(&dir).exists(),
+        "the temp dir outlived the call"
+    );
+    let (again, _) = run_with_tmp(shared.path());
+    assert_ne!(
+        again.lines().next(),
+        Some(dir.as_str()),
+        "names are not reused"
+    );
+    // A planted base: a symlink to somewhere the planter reads.
+    let planted = tempfile::tempdir().unwrap();
+    let watched = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        watched.path(),
+        planted.path().join(format!("slmcode-{uid}")),
+    )
+    .unwrap();
+    let (text, err) = run_with_tmp(planted.path());
+    assert!(err, "{text}");
+    assert!(
+        text.contains("is not a private directory of this user"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(watched.path()).unwrap().count(), 0);
+    // A base others may write.
+    let open = tempfile::tempdir().unwrap();
+    let base = open.path().join(format!("slmcode-{uid}"));
+    std::fs::create_dir(&base).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (text, err) = run_with_tmp(open.path());
+    assert!(
+        err && text.contains("is not a private directory of this user"),
+        "{text}"
+    );
+}

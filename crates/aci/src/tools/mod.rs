@@ -22,7 +22,7 @@ pub use list::ListTool;
 pub use mv::MvTool;
 pub use patch::{PatchTool, ANCHOR_WINDOW_LINES};
 pub use read::{ReadTool, MAX_LINE_CHARS};
-pub use shell::{execute as execute_shell, Executed, ShellTool};
+pub use shell::ShellTool;
 pub use todo::{TodoTool, MAX_TODO_CHARS, MAX_TODO_ITEMS};
 pub use write::{WriteTool, SHRINK_GUARD_MIN_BYTES};
 

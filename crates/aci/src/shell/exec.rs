@@ -1,0 +1,175 @@
+//! One command run the way ws_shell runs it — and the user's hooks too: the sandbox the
+//! config asks for, the clean environment with the call's own `TMPDIR`, the project's cache
+//! directory and the git hardening, and afterwards no new `.git` entry.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::boundary::{Boundary, Protected};
+use crate::config::SandboxMode;
+use crate::git;
+use crate::path::RelPath;
+use crate::registry::ToolError;
+use crate::shell;
+use crate::shell::run::{run, RunOutput, RunSpec};
+use crate::shell::sandbox::{self, Plan, Report};
+use crate::workspace::Workspace;
+
+/// What a caller adds to a command: variables (a hook's event) and bytes for its stdin.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    pub env: Vec<(String, String)>,
+    pub stdin: Vec<u8>,
+}
+
+/// What one command did, and what confined it.
+pub struct Executed {
+    pub out: RunOutput,
+    pub report: Report,
+    /// `.git` entries the command created, which were removed.
+    pub removed: Vec<RelPath>,
+}
+
+/// Runs one command the policy already allowed, the one way ws_shell does: the sandbox the
+/// config asks for, the clean environment with the call's own TMPDIR and the git hardening,
+/// and afterwards no new `.git` entry. `protected` is what the project protects, found just
+/// before. `slmcode doctor` calls it too, so what it reports is what a call gets.
+pub fn execute(
+    ws: &Workspace,
+    command: &str,
+    timeout: Duration,
+    protected: Protected,
+    extra: Extra,
+) -> Result<Executed, ToolError> {
+    let root = ws.jail.root().to_path_buf();
+    // A temp directory of the call's own, given as TMPDIR and removed afterwards.
+    let temp = RunTemp::create().map_err(|e| {
+        ToolError::Refused(format!("ws_shell could not make a temp directory: {e}"))
+    })?;
+    let cache = match ws.config.sandbox {
+        SandboxMode::Off => None,
+        _ => shell::env::sandbox_cache(&root),
+    };
+    let (confinement, report) = match ws.config.sandbox {
+        SandboxMode::Off => (
+            sandbox::processes_only(),
+            sandbox::off_report("sandbox: off in the config"),
+        ),
+        mode => sandbox::prepare(&Plan {
+            root: &root,
+            protected: &protected,
+            temp: &temp.0,
+            cache: cache.as_deref(),
+            network: ws.config.shell_network,
+            namespaces: mode == SandboxMode::Auto,
+        }),
+    };
+    let tmp = temp.0.to_string_lossy().into_owned();
+    let mut env = shell::env::base(&root);
+    env.extend(
+        ["TMPDIR", "TMP", "TEMP"]
+            .iter()
+            .map(|k| (k.to_string(), tmp.clone())),
+    );
+    if let Some(cache) = &cache {
+        let cache = cache.to_string_lossy().into_owned();
+        env.push(("npm_config_cache".into(), format!("{cache}/npm")));
+        env.push(("XDG_CACHE_HOME".into(), cache));
+    }
+    // git under the command runs nothing the repository configured either.
+    let git_dirs: Vec<std::path::PathBuf> = protected
+        .entries
+        .iter()
+        .filter(|e| {
+            e.boundary == Boundary::Git && e.exists && e.is_dir && e.path.as_str() != ".git"
+        })
+        .map(|e| root.join(e.path.as_path()))
+        .collect();
+    env.extend(git::env(&git::overrides(&root, &git_dirs)));
+    env.extend(extra.env);
+    let out = run(&RunSpec {
+        command: command.to_string(),
+        cwd: root.clone(),
+        timeout,
+        env,
+        stdin: extra.stdin,
+        confinement: Arc::new(confinement),
+    })
+    .map_err(|e| ToolError::Refused(format!("ws_shell could not start the command: {e}")))?;
+    let removed = remove_new_git_entries(&root, &protected, &Protected::discover(&ws.jail));
+    Ok(Executed {
+        out,
+        report,
+        removed,
+    })
+}
+
+/// A call's private temp directory, removed when dropped: made fresh with `mkdtemp` (mode
+/// 0700, a random name, never an existing directory) beneath a per-user directory that must be
+/// ours and private, so nobody who can write /tmp can plant or watch it.
+struct RunTemp(std::path::PathBuf);
+
+impl RunTemp {
+    fn create() -> std::io::Result<RunTemp> {
+        use std::os::unix::ffi::OsStringExt;
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        // SAFETY: geteuid cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        let base = std::env::temp_dir().join(format!("slmcode-{uid}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&base) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let meta = std::fs::symlink_metadata(&base)?;
+        if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+            return Err(std::io::Error::other(format!(
+                "{} is not a private directory of this user; remove it",
+                base.display()
+            )));
+        }
+        let template = base.join("shell-XXXXXX");
+        let mut bytes = std::ffi::CString::new(template.into_os_string().into_vec())
+            .map_err(std::io::Error::other)?
+            .into_bytes_with_nul();
+        // SAFETY: mkdtemp rewrites the XXXXXX of the NUL-terminated buffer we own in place.
+        let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+        if made.is_null() {
+            return Err(std::io::Error::last_os_error());
+        }
+        bytes.pop();
+        Ok(RunTemp(std::ffi::OsString::from_vec(bytes).into()))
+    }
+}
+
+impl Drop for RunTemp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Removes every entry named like `.git` that exists now but did not before the command: a
+/// runner may create one where the sandbox had nothing to protect (a project inside a parent
+/// repository, an uninitialised submodule), and the user's git would then run its config.
+fn remove_new_git_entries(
+    root: &std::path::Path,
+    before: &Protected,
+    after: &Protected,
+) -> Vec<RelPath> {
+    let mut removed = Vec::new();
+    for path in &after.git_names {
+        if before.git_names.contains(path) {
+            continue;
+        }
+        let abs = root.join(path.as_path());
+        let gone = match std::fs::symlink_metadata(&abs) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&abs),
+            Ok(_) => std::fs::remove_file(&abs),
+            Err(_) => continue,
+        };
+        if gone.is_ok() {
+            removed.push(path.clone());
+        }
+    }
+    removed
+}
