@@ -134,6 +134,17 @@ enum Command {
         /// characters in SLMCODE_MCP_TOKEN; clients send `Authorization: Bearer <token>`.
         #[arg(long, requires = "http")]
         allow_remote: bool,
+        /// With --http: the most MCP sessions held at once. When all are taken, the one idle
+        /// the longest is closed for a new client; when all are running a call, the new
+        /// client is refused (503) until one finishes.
+        #[arg(long, requires = "http", value_name = "N", default_value_t = server::DEFAULT_MAX_SESSIONS,
+              value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from))]
+        max_sessions: usize,
+        /// With --http: seconds a client may take to send a request's headers, and again its
+        /// body, before it is disconnected.
+        #[arg(long, requires = "http", value_name = "SECS", default_value_t = server::DEFAULT_READ_TIMEOUT.as_secs(),
+              value_parser = clap::value_parser!(u64).range(1..=3600))]
+        read_timeout: u64,
     },
     /// Review-mode changes waiting under .slmcode/pending/: list, show, apply or reject them.
     Pending {
@@ -354,7 +365,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             root,
             http,
             allow_remote,
-        } => serve_mcp(root, http, allow_remote),
+            max_sessions,
+            read_timeout,
+        } => serve_mcp(
+            root,
+            http.map(|bind| HttpOptions {
+                allow_remote,
+                token: std::env::var("SLMCODE_MCP_TOKEN").ok(),
+                max_sessions,
+                read_timeout: std::time::Duration::from_secs(read_timeout),
+                ..HttpOptions::new(bind)
+            }),
+        ),
         Command::Config { action, root } => {
             let ws = open_workspace(root)?;
             match action {
@@ -561,11 +583,7 @@ fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {
 
 /// `slmcode mcp`: stdio by default, streamable HTTP with --http. Logs (rmcp's included) go to
 /// stderr only; stdout carries JSON-RPC and nothing else.
-fn serve_mcp(
-    root: Option<PathBuf>,
-    http: Option<SocketAddr>,
-    allow_remote: bool,
-) -> Result<ExitCode> {
+fn serve_mcp(root: Option<PathBuf>, http: Option<HttpOptions>) -> Result<ExitCode> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -582,12 +600,7 @@ fn serve_mcp(
         .context("cannot start the async runtime")?;
     match http {
         None => runtime.block_on(server::serve_stdio(registry, ws))?,
-        Some(bind) => {
-            let options = HttpOptions {
-                bind,
-                allow_remote,
-                token: std::env::var("SLMCODE_MCP_TOKEN").ok(),
-            };
+        Some(options) => {
             let root = ws.jail.root().to_path_buf();
             runtime.block_on(server::serve_http(
                 registry,

@@ -4,6 +4,7 @@
 mod bounded;
 pub mod call;
 pub mod server;
+mod sessions;
 
 use std::net::SocketAddr;
 

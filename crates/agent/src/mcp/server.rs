@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
@@ -21,6 +22,8 @@ use serde_json::Value;
 use slmcode_aci::{Config, Registry, ToolSpec, Workspace};
 
 use super::bounded::{BoundedLines, OVERSIZED_METHOD};
+pub use super::sessions::DEFAULT_MAX_SESSIONS;
+use super::sessions::{CappedSessions, Full};
 use super::McpError as ServeError;
 
 /// The largest JSON-RPC message read from stdin; a longer line is dropped unread (and logged)
@@ -215,7 +218,35 @@ pub struct HttpOptions {
     pub allow_remote: bool,
     /// When set, every request must carry `Authorization: Bearer <token>`.
     pub token: Option<String>,
+    /// The most sessions held at once; see [`CappedSessions`].
+    pub max_sessions: usize,
+    /// How long a client may take to send a request's headers, and again its body. A client
+    /// slower than that (or one that opens connections and sends nothing) is disconnected,
+    /// so that idle sockets cannot pile up.
+    pub read_timeout: Duration,
 }
+
+impl HttpOptions {
+    /// Local defaults: the given address, no token, [`DEFAULT_MAX_SESSIONS`] and
+    /// [`DEFAULT_READ_TIMEOUT`].
+    pub fn new(bind: SocketAddr) -> HttpOptions {
+        HttpOptions {
+            bind,
+            allow_remote: false,
+            token: None,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+        }
+    }
+}
+
+/// Time for a request's headers, and again for its body: ample on any link a person would
+/// serve tools over, short enough that connections which never finish a request are dropped.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Open connections served at once. Past this the server stops accepting until one closes, so
+/// a flood of connections waits in the kernel's queue instead of using up descriptors.
+pub const MAX_HTTP_CONNECTIONS: usize = 256;
 
 /// How long an HTTP session may sit idle before it is closed.
 pub const HTTP_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
@@ -296,25 +327,31 @@ pub async fn serve_http(
         http_config = http_config.disable_allowed_hosts();
     }
     let jail = Arc::new(jail);
-    let mut session_manager = LocalSessionManager::default();
+    let mut local = LocalSessionManager::default();
     // A small model on a CPU can think for minutes between calls; its session (what it read)
     // should outlive that. Idle sessions still end, so abandoned ones do not pile up.
-    session_manager.session_config.keep_alive = Some(HTTP_SESSION_IDLE);
+    local.session_config.keep_alive = Some(HTTP_SESSION_IDLE);
+    let sessions = Arc::new(CappedSessions::new(local, options.max_sessions));
     let service = StreamableHttpService::new(
         move || {
             let ws = Workspace::new(jail.try_clone()?, config.clone());
             Ok(SlmcodeServer::new(registry.clone(), ws).handshake_only())
         },
-        Arc::new(session_manager),
+        sessions.clone(),
         http_config,
     );
     let token = options.token.clone().map(Arc::<str>::from);
-    let router =
-        axum::Router::new()
-            .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn(move |req, next| {
-                require_token(token.clone(), req, next)
-            }));
+    let read_timeout = options.read_timeout;
+    // Outermost first: the token, then the body deadline and the session cap, so that a
+    // client without the token can neither hold a connection open nor evict a session.
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(move |req, next| {
+            admit(sessions.clone(), read_timeout, req, next)
+        }))
+        .layer(axum::middleware::from_fn(move |req, next| {
+            require_token(token.clone(), req, next)
+        }));
     let listener = tokio::net::TcpListener::bind(options.bind)
         .await
         .map_err(|e| ServeError::Bind(options.bind, e))?;
@@ -322,13 +359,154 @@ pub async fn serve_http(
         .local_addr()
         .map_err(|e| ServeError::Bind(options.bind, e))?;
     ready(local);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            cancel.cancel();
-        })
-        .await
-        .map_err(|e| ServeError::Bind(local, e))
+    serve_connections(listener, router, read_timeout, shutdown).await;
+    cancel.cancel();
+    Ok(())
+}
+
+/// How long connections get to finish after shutdown is asked for.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Accepts and serves HTTP/1.1 connections until `shutdown` resolves: at most
+/// [`MAX_HTTP_CONNECTIONS`] at once, each dropped when its headers take longer than
+/// `read_timeout`. (axum's own `serve` sets no header timeout.)
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    read_timeout: Duration,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_HTTP_CONNECTIONS));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot,
+            () = &mut shutdown => break,
+        };
+        let Ok(slot) = slot else { break };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors, or a connection reset before it was accepted: the
+                    // listener itself is fine, so wait a moment and go on.
+                    tracing::warn!("accepting a connection failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let service = TowerToHyperService::new(router.clone());
+        let stop = stop.child_token();
+        tokio::spawn(async move {
+            let _slot = slot;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(read_timeout);
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection).await;
+                }
+            }
+        });
+    }
+    stop.cancel();
+    // Every connection holds a slot until it is done: getting them all back means all closed.
+    let all = u32::try_from(MAX_HTTP_CONNECTIONS).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, slots.acquire_many(all)).await;
+}
+
+/// Reads the whole request body within `read_timeout` (408 when the client is slower, 413 when
+/// it is larger than [`MAX_HTTP_BODY_BYTES`]), then makes room for a new session when the
+/// request is an `initialize` without a session (503 with [`Full`]'s text when none can be
+/// made).
+async fn admit(
+    sessions: Arc<CappedSessions>,
+    read_timeout: Duration,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+
+    let (parts, body) = req.into_parts();
+    let bytes = match tokio::time::timeout(
+        read_timeout,
+        axum::body::to_bytes(body, MAX_HTTP_BODY_BYTES),
+    )
+    .await
+    {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                [(header::CONNECTION, "close")],
+                format!("the request body is over {MAX_HTTP_BODY_BYTES} bytes\n"),
+            )
+                .into_response()
+        }
+        Err(_) => {
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                [(header::CONNECTION, "close")],
+                format!(
+                    "the request body did not arrive within {} s\n",
+                    read_timeout.as_secs_f64()
+                ),
+            )
+                .into_response()
+        }
+    };
+    if parts.method == axum::http::Method::POST && !parts.headers.contains_key("mcp-session-id") {
+        #[derive(serde::Deserialize)]
+        struct Probe {
+            method: Option<String>,
+            id: Option<Value>,
+        }
+        if let Ok(probe) = serde_json::from_slice::<Probe>(&bytes) {
+            if probe.method.as_deref() == Some("initialize") {
+                if let Err(full) = sessions.make_room().await {
+                    return session_table_full(full, probe.id.unwrap_or(Value::Null));
+                }
+            }
+        }
+    }
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+    .await
+}
+
+/// 503 with a JSON-RPC error answering the refused `initialize`, so that an MCP client shows
+/// the reason rather than a bare status.
+fn session_table_full(full: Full, id: Value) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32000, "message": full.to_string()},
+    });
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::RETRY_AFTER, "5"),
+        ],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// Refuses a request without the bearer token (when one is set) before rmcp sees it.
@@ -376,9 +554,9 @@ mod tests {
 
     fn opts(bind: &str, allow_remote: bool, token: Option<&str>) -> HttpOptions {
         HttpOptions {
-            bind: bind.parse().unwrap(),
             allow_remote,
             token: token.map(str::to_string),
+            ..HttpOptions::new(bind.parse().unwrap())
         }
     }
 
