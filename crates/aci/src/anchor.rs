@@ -10,15 +10,16 @@
 //! through. A component swapped for a symlink is refused; one swapped for another directory is
 //! checked like any other.
 
-use std::io::Write;
+use std::io::{ErrorKind, Read, Seek, Write};
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 
 use crate::boundary::{self, Boundary, Protected, CONTROL_DIR, SCRATCH};
-use crate::path::{Jail, PathError, RelPath};
+use crate::path::{Jail, PathError, RawPath, RelPath};
 
 /// Who is writing, and so which protected place it may enter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +48,10 @@ pub enum AnchorError {
 /// A directory of the project, opened and checked: every operation is relative to it.
 pub struct Anchored {
     dir: Dir,
+    /// For messages.
     path: RelPath,
+    /// The names it was reached by.
+    raw: RawPath,
 }
 
 /// Opens `dir` (project-relative, as [`Jail::resolve`] gives it: no symlinks) from the root,
@@ -57,6 +61,23 @@ pub fn open(
     jail: &Jail,
     protected: &Protected,
     dir: &RelPath,
+    create: bool,
+    writer: Writer,
+) -> Result<Anchored, AnchorError> {
+    let missing = if create {
+        Missing::Create
+    } else {
+        Missing::Fail
+    };
+    walk(jail, protected, &RawPath::from_rel(dir), missing, writer).map(|(a, _)| a)
+}
+
+/// [`open`] for a directory named by its bytes (a name that is not UTF-8, read from a listing
+/// or a checkpoint).
+pub fn open_raw(
+    jail: &Jail,
+    protected: &Protected,
+    dir: &RawPath,
     create: bool,
     writer: Writer,
 ) -> Result<Anchored, AnchorError> {
@@ -76,7 +97,14 @@ pub fn check(
     dir: &RelPath,
     writer: Writer,
 ) -> Result<(), AnchorError> {
-    walk(jail, protected, dir, Missing::Stop, writer).map(|_| ())
+    walk(
+        jail,
+        protected,
+        &RawPath::from_rel(dir),
+        Missing::Stop,
+        writer,
+    )
+    .map(|_| ())
 }
 
 /// What to do at a component that does not exist.
@@ -93,16 +121,18 @@ enum Missing {
 fn walk(
     jail: &Jail,
     protected: &Protected,
-    dir: &RelPath,
+    dir: &RawPath,
     missing: Missing,
     writer: Writer,
 ) -> Result<(Anchored, bool), AnchorError> {
     let create = missing == Missing::Create;
     let mut here = jail.open_dir(&RelPath::root())?;
     let mut path = RelPath::root();
-    let into_scratch = writer == Writer::Tool && in_scratch(dir);
+    let mut raw = RawPath::from_rel(&path);
+    let into_scratch = writer == Writer::Tool && in_scratch(&dir.display());
     for comp in dir.components() {
-        path = path.join(comp);
+        path = path.join(&comp.to_string_lossy());
+        raw = raw.join(comp);
         let next = match here.open_dir_nofollow(comp) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
@@ -119,6 +149,7 @@ fn walk(
                     Anchored {
                         dir: here,
                         path: path.parent(),
+                        raw: raw.parent(),
                     },
                     false,
                 ));
@@ -155,7 +186,58 @@ fn walk(
             return Err(AnchorError::Protected(b, path));
         }
     }
-    Ok((Anchored { dir: here, path }, true))
+    Ok((
+        Anchored {
+            dir: here,
+            path,
+            raw,
+        },
+        true,
+    ))
+}
+
+/// Where writes stage their temp files: `.slmcode/tmp/`, inside the project (so usually on
+/// its filesystem, where a rename into place is atomic) but out of its tree and out of `git
+/// status`.
+pub const STAGING_DIR: &str = "tmp";
+
+/// How a temp file beside its target starts (when there is no staging directory, or it is on
+/// another filesystem): `.slmcode-<pid>-<n>.tmp`.
+pub const BESIDE_PREFIX: &str = ".slmcode-";
+
+/// What a record of a temp beside its target is called in the staging directory:
+/// `<pid>-<n>.tmp.beside`.
+pub const BESIDE_RECORD: &str = ".beside";
+
+/// The staging directory, created (with a `.gitignore` that ignores everything in it) when
+/// missing. `None` when it cannot be had — `.slmcode` is not a plain directory, say — and
+/// then writes stage beside their targets as before.
+pub fn staging(jail: &Jail, protected: &Protected) -> Option<Anchored> {
+    let path = RelPath::root().join(CONTROL_DIR).join(STAGING_DIR);
+    let dir = open(jail, protected, &path, true, Writer::Harness).ok()?;
+    if dir.dir.symlink_metadata(".gitignore").is_err() {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        if let Ok(mut file) = dir.dir.open_with(".gitignore", &options) {
+            let _ = file.write_all(b"# slmcode: files being written; never commit them\n*\n");
+        }
+    }
+    Some(dir)
+}
+
+/// A fresh temp name: the process and a counter, so that a leftover says whose it was.
+fn temp_name(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{prefix}{}-{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// An error of a write that did not happen, saying so.
+fn unchanged(e: &std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{e}; nothing was changed"))
 }
 
 /// True when `dir` is `.slmcode/scratch` or beneath it.
@@ -175,37 +257,114 @@ impl Anchored {
         &self.dir
     }
 
-    /// Replaces (or creates) `name` with `bytes` atomically: a temp file beside it, written,
-    /// fsynced, renamed over it, and the directory fsynced — all through this handle.
-    pub fn replace(&self, name: &str, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let tmp = format!(
-            ".{name}.slmcode-{}-{}.tmp",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        let staged = (|| {
-            let mut file = self.dir.open_with(&tmp, &options)?.into_std();
-            file.write_all(bytes)?;
-            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            file.sync_all()?;
-            self.dir.rename(&tmp, &self.dir, name)
-        })();
-        if let Err(e) = staged {
-            let _ = self.dir.remove_file(&tmp);
-            return Err(std::io::Error::new(
-                e.kind(),
-                format!("{e}; nothing was changed"),
-            ));
+    /// The names it was reached by.
+    pub fn raw(&self) -> &RawPath {
+        &self.raw
+    }
+
+    /// [`Anchored::replace_from`] for content in memory.
+    pub fn replace(
+        &self,
+        name: impl AsRef<Path>,
+        bytes: &[u8],
+        mode: u32,
+        staging: Option<&Anchored>,
+    ) -> std::io::Result<()> {
+        self.replace_from(name, &mut &bytes[..], mode, staging)
+            .map(|_| ())
+    }
+
+    /// Replaces (or creates) `name` with what `content` yields, atomically, streamed (never
+    /// held in memory whole): a temp file in `staging` (see [`staging`]; beside the target
+    /// when there is none), written, fsynced, renamed over `name`, and this directory fsynced
+    /// — all through handles. Returns the bytes written.
+    ///
+    /// When `staging` is on another filesystem than this directory (a mount inside the
+    /// project), the staged copy is copied once more beside the target and renamed from there;
+    /// a record of that temp's name in `staging` lets a later start remove it if the process
+    /// dies in between.
+    pub fn replace_from(
+        &self,
+        name: impl AsRef<Path>,
+        content: &mut dyn Read,
+        mode: u32,
+        staging: Option<&Anchored>,
+    ) -> std::io::Result<u64> {
+        let name = name.as_ref();
+        let (stage_dir, tmp) = match staging {
+            Some(s) => (s, temp_name("")),
+            None => (self, temp_name(BESIDE_PREFIX)),
+        };
+        let (mut staged, len) = stage_dir
+            .stage(&tmp, content, mode)
+            .map_err(|e| unchanged(&e))?;
+        match stage_dir.dir.rename(&tmp, &self.dir, name) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::CrossesDevices && staging.is_some() => {
+                let beside = self.replace_beside(name, &mut staged, mode, stage_dir, &tmp);
+                let _ = stage_dir.dir.remove_file(&tmp);
+                beside.map_err(|e| unchanged(&e))?;
+            }
+            Err(e) => {
+                let _ = stage_dir.dir.remove_file(&tmp);
+                return Err(unchanged(&e));
+            }
         }
         self.sync().map_err(|e| {
             std::io::Error::new(
                 e.kind(),
                 format!("the file was replaced, but its directory could not be synced: {e}"),
             )
-        })
+        })?;
+        Ok(len)
+    }
+
+    /// Writes `content` to a new file `tmp` here with `mode`, fsynced; removed again on
+    /// failure. Returns the file (for a second copy) and its length.
+    fn stage(
+        &self,
+        tmp: &str,
+        content: &mut dyn Read,
+        mode: u32,
+    ) -> std::io::Result<(std::fs::File, u64)> {
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create_new(true);
+        let staged = (|| {
+            let mut file = self.dir.open_with(tmp, &options)?.into_std();
+            let len = std::io::copy(content, &mut file)?;
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            file.sync_all()?;
+            Ok((file, len))
+        })();
+        if staged.is_err() {
+            let _ = self.dir.remove_file(tmp);
+        }
+        staged
+    }
+
+    /// The cross-filesystem case of [`Anchored::replace_from`]: copies the staged file to a
+    /// temp beside `name` and renames it over, with the temp's name recorded in `staging`
+    /// meanwhile.
+    fn replace_beside(
+        &self,
+        name: &Path,
+        staged: &mut std::fs::File,
+        mode: u32,
+        staging: &Anchored,
+        staged_name: &str,
+    ) -> std::io::Result<()> {
+        let tmp = temp_name(BESIDE_PREFIX);
+        let record = format!("{staged_name}{BESIDE_RECORD}");
+        let target = self.raw.join(std::ffi::OsStr::new(&tmp)).to_bytes();
+        staging.dir.write(&record, target)?;
+        staged.seek(std::io::SeekFrom::Start(0))?;
+        let result = self.stage(&tmp, staged, mode).and_then(|_| {
+            self.dir.rename(&tmp, &self.dir, name).inspect_err(|_| {
+                let _ = self.dir.remove_file(&tmp);
+            })
+        });
+        let _ = staging.dir.remove_file(&record);
+        result
     }
 
     /// Makes the directory's entries durable (a readable handle of this same directory).
@@ -214,7 +373,7 @@ impl Anchored {
     }
 
     /// Appends to `name`, creating it with `mode`.
-    pub fn append(&self, name: &str, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    pub fn append(&self, name: impl AsRef<Path>, bytes: &[u8], mode: u32) -> std::io::Result<()> {
         use cap_std::fs::OpenOptionsExt;
         let mut options = OpenOptions::new();
         options.append(true).create(true).mode(mode);
@@ -223,27 +382,35 @@ impl Anchored {
     }
 
     /// Removes a file or symlink (the link, never its target).
-    pub fn remove_file(&self, name: &str) -> std::io::Result<()> {
+    pub fn remove_file(&self, name: impl AsRef<Path>) -> std::io::Result<()> {
         self.dir.remove_file_or_symlink(name)
     }
 
     /// Removes a directory and everything in it, following no symlink.
-    pub fn remove_dir_all(&self, name: &str) -> std::io::Result<()> {
+    pub fn remove_dir_all(&self, name: impl AsRef<Path>) -> std::io::Result<()> {
         self.dir.remove_dir_all(name)
     }
 
     /// Creates a symlink `name` pointing at `target` (its text, as given).
-    pub fn symlink(&self, target: &str, name: &str) -> std::io::Result<()> {
+    pub fn symlink(&self, target: impl AsRef<Path>, name: impl AsRef<Path>) -> std::io::Result<()> {
         DirExt::symlink(&self.dir, target, name)
     }
 
     /// Moves `name` here to `to_name` in `to`.
-    pub fn rename(&self, name: &str, to: &Anchored, to_name: &str) -> std::io::Result<()> {
+    pub fn rename(
+        &self,
+        name: impl AsRef<Path>,
+        to: &Anchored,
+        to_name: impl AsRef<Path>,
+    ) -> std::io::Result<()> {
         self.dir.rename(name, &to.dir, to_name)
     }
 
     /// What `name` is, without following a symlink.
-    pub fn symlink_metadata(&self, name: &str) -> std::io::Result<cap_std::fs::Metadata> {
+    pub fn symlink_metadata(
+        &self,
+        name: impl AsRef<Path>,
+    ) -> std::io::Result<cap_std::fs::Metadata> {
         self.dir.symlink_metadata(name)
     }
 }

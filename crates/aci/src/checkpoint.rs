@@ -2,14 +2,22 @@
 //! move, delete — the path's bytes and mode (or the fact that it did not exist) are saved under
 //! `.slmcode/checkpoints/<session>/`, fsynced before the change. Later changes keep the first
 //! copy, so restoring a session puts back what was there before it started.
+//!
+//! Copies are streamed (a file is never held in memory whole), files over
+//! `checkpoint_max_bytes` are recorded as not saved (and the change's result says so), and
+//! paths are kept as bytes, so a name that is not UTF-8 comes back as it was.
 
 use std::collections::HashSet;
+use std::io::Read;
 
-use cap_std::fs::MetadataExt;
+use cap_std::fs::OpenOptionsExt;
+use cap_std::fs::{MetadataExt, OpenOptions};
 use serde::{Deserialize, Serialize};
 
+use crate::anchor::{self, AnchorError, Writer};
+use crate::boundary::Protected;
 use crate::mutation::{self, CONTROL_DIR};
-use crate::path::{Jail, PathError, RelPath};
+use crate::path::{Jail, PathError, RawPath, RelPath};
 use crate::registry::ToolError;
 use crate::state::{self, now};
 
@@ -26,14 +34,58 @@ pub enum Saved {
     Symlink { target: String },
     /// Nothing was there.
     Absent,
+    /// A file over `checkpoint_max_bytes`: not saved, so it cannot be put back.
+    #[serde(rename = "not-saved")]
+    TooLarge { size: u64 },
 }
 
 /// One saved path.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Entry {
+    /// The path for people (a name that is not UTF-8 shown with U+FFFD).
     pub path: String,
+    /// The path's bytes, when they are not UTF-8 (`path` then cannot say them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Vec<u8>>,
+    /// A symlink's target's bytes, when they are not UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_raw: Option<Vec<u8>>,
     #[serde(flatten)]
     pub saved: Saved,
+}
+
+impl Entry {
+    /// The path as saved, checked like any path read from disk.
+    pub fn raw_path(&self) -> Result<RawPath, PathError> {
+        RawPath::from_bytes(self.raw.as_deref().unwrap_or(self.path.as_bytes()))
+    }
+
+    /// A symlink's target as it was.
+    fn link_target(&self, shown: &str) -> std::path::PathBuf {
+        match &self.target_raw {
+            Some(bytes) => os_path(bytes),
+            None => std::path::PathBuf::from(shown),
+        }
+    }
+}
+
+/// A file the change went ahead on without a checkpoint, because it is over
+/// `checkpoint_max_bytes`: the result says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotSaved {
+    pub path: RelPath,
+    pub size: u64,
+    pub limit: u64,
+}
+
+impl NotSaved {
+    /// What the model (and the user reading the result) is told.
+    pub fn note(&self) -> String {
+        format!(
+            "[not checkpointed: {} is {} bytes, over checkpoint_max_bytes ({} bytes), so this change cannot be undone with `slmcode checkpoints restore`]",
+            self.path, self.size, self.limit
+        )
+    }
 }
 
 /// A session's checkpoint manifest.
@@ -49,7 +101,7 @@ pub struct Manifest {
 #[derive(Debug, Default)]
 pub struct Checkpoints {
     id: Option<String>,
-    saved: HashSet<RelPath>,
+    saved: HashSet<RawPath>,
 }
 
 fn session_dir(id: &str) -> RelPath {
@@ -69,11 +121,55 @@ impl Checkpoints {
         self.id.as_deref()
     }
 
+    /// Whether this session saved `path` already.
+    pub fn contains(&self, path: &RawPath) -> bool {
+        self.saved.contains(path)
+    }
+
     /// Saves `path`'s current state unless this session saved it already. Called by the
-    /// mutation path before every change; returns once the copy is on disk.
-    pub fn save_first(&mut self, jail: &Jail, path: &RelPath) -> Result<(), ToolError> {
+    /// mutation path before every change; returns once the copy is on disk. A file over
+    /// `max_bytes` is recorded as not saved and returned, for the result to say so.
+    pub fn save_first(
+        &mut self,
+        jail: &Jail,
+        protected: &Protected,
+        path: &RawPath,
+        max_bytes: u64,
+    ) -> Result<Option<NotSaved>, ToolError> {
+        self.record(jail, path, max_bytes, |blob| {
+            save(jail, protected, path, max_bytes, blob)
+        })
+    }
+
+    /// Records `path` as not restorable (unless this session saved it already): the far side
+    /// of a move whose file was too large to save, which a restore must leave alone, since it
+    /// holds the only copy.
+    pub fn keep_unsaved(
+        &mut self,
+        jail: &Jail,
+        path: &RawPath,
+        size: u64,
+        max_bytes: u64,
+    ) -> Result<(), ToolError> {
+        self.record(jail, path, max_bytes, |_| {
+            Ok(Found::File {
+                mode: 0,
+                size: Some(size),
+            })
+        })
+        .map(|_| ())
+    }
+
+    /// The manifest bookkeeping around one save: the first record of a path wins.
+    fn record(
+        &mut self,
+        jail: &Jail,
+        path: &RawPath,
+        max_bytes: u64,
+        find: impl FnOnce(&RelPath) -> Result<Found, ToolError>,
+    ) -> Result<Option<NotSaved>, ToolError> {
         if self.saved.contains(path) {
-            return Ok(());
+            return Ok(None);
         }
         let id = match &self.id {
             Some(id) => id.clone(),
@@ -89,36 +185,142 @@ impl Checkpoints {
             created: now(),
             entries: Vec::new(),
         });
-        if !manifest.entries.iter().any(|e| e.path == path.as_str()) {
-            let saved = match jail.symlink_metadata(path) {
-                Ok(meta) if meta.is_file() => {
-                    let bytes = mutation::read_all(jail, path)?;
-                    let blob = format!("{:04}", manifest.entries.len() + 1);
-                    state::write(jail, &dir.join("blobs").join(&blob), &bytes)?;
-                    Saved::File {
-                        mode: meta.mode() & 0o7777,
-                        blob,
+        let mut not_saved = None;
+        let known = manifest
+            .entries
+            .iter()
+            .any(|e| e.raw_path().is_ok_and(|p| p == *path));
+        if !known {
+            let blob = format!("{:04}", manifest.entries.len() + 1);
+            let shown = path.display();
+            let mut entry = Entry {
+                path: shown.to_string(),
+                raw: path.to_rel().is_none().then(|| path.to_bytes()),
+                target_raw: None,
+                saved: Saved::Absent,
+            };
+            entry.saved = match find(&dir.join("blobs").join(&blob))? {
+                Found::File { mode, size: None } => Saved::File { mode, blob },
+                Found::File {
+                    size: Some(size), ..
+                } => {
+                    not_saved = Some(NotSaved {
+                        path: shown,
+                        size,
+                        limit: max_bytes,
+                    });
+                    Saved::TooLarge { size }
+                }
+                Found::Symlink(target) => {
+                    let bytes = target.as_os_str().as_encoded_bytes();
+                    if std::str::from_utf8(bytes).is_err() {
+                        entry.target_raw = Some(bytes.to_vec());
+                    }
+                    Saved::Symlink {
+                        target: target.to_string_lossy().into_owned(),
                     }
                 }
-                Ok(meta) if meta.file_type().is_symlink() => Saved::Symlink {
-                    target: jail.read_link(path)?.to_string_lossy().into_owned(),
-                },
-                Ok(_) => {
-                    return Err(ToolError::Refused(format!(
-                    "{path} is not a regular file, so it cannot be checkpointed; change it by hand"
-                )))
-                }
-                Err(PathError::NotFound { .. }) => Saved::Absent,
-                Err(e) => return Err(e.into()),
+                Found::Absent => Saved::Absent,
             };
-            manifest.entries.push(Entry {
-                path: path.to_string(),
-                saved,
-            });
+            manifest.entries.push(entry);
             state::write_json(jail, &dir.join("manifest.json"), &manifest)?;
         }
         self.saved.insert(path.clone());
-        Ok(())
+        Ok(not_saved)
+    }
+}
+
+/// What stood at a path when it was saved.
+enum Found {
+    /// A file; `size` is set when it was too large to copy.
+    File {
+        mode: u32,
+        size: Option<u64>,
+    },
+    Symlink(std::path::PathBuf),
+    Absent,
+}
+
+/// Copies what stands at `path` into `blob` (a file up to `max_bytes`, streamed), reached
+/// through its checked directory and opened without following a symlink, so what is saved is
+/// what the change will replace.
+fn save(
+    jail: &Jail,
+    protected: &Protected,
+    path: &RawPath,
+    max_bytes: u64,
+    blob: &RelPath,
+) -> Result<Found, ToolError> {
+    let shown = path.display();
+    let failed = |e: &dyn std::fmt::Display| {
+        ToolError::Refused(format!(
+            "{shown} could not be checkpointed ({e}); nothing was changed"
+        ))
+    };
+    let dir = match anchor::open_raw(jail, protected, &path.parent(), false, Writer::Tool) {
+        Ok(dir) => dir,
+        Err(AnchorError::Path(PathError::NotFound { .. })) => return Ok(Found::Absent),
+        Err(e) => return Err(failed(&e)),
+    };
+    let name = path.file_name();
+    let meta = match dir.symlink_metadata(name) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Absent),
+        Err(e) => return Err(failed(&e)),
+    };
+    if meta.file_type().is_symlink() {
+        let target = dir.dir().read_link_contents(name).map_err(|e| failed(&e))?;
+        return Ok(Found::Symlink(target));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::Refused(format!(
+            "{shown} is not a regular file, so it cannot be checkpointed; change it by hand"
+        )));
+    }
+    let mode = meta.mode() & 0o7777;
+    if meta.len() > max_bytes {
+        return Ok(Found::File {
+            mode,
+            size: Some(meta.len()),
+        });
+    }
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+    let file = dir
+        .dir()
+        .open_with(name, &options)
+        .map_err(|e| failed(&e))?;
+    let opened = file.metadata().map_err(|e| failed(&e))?;
+    if !opened.is_file() {
+        return Err(ToolError::Refused(format!(
+            "{shown} is not a regular file, so it cannot be checkpointed; change it by hand"
+        )));
+    }
+    // At most one byte past the limit is read: a file that grew meanwhile is not saved in part.
+    let mut content = file.into_std().take(max_bytes.saturating_add(1));
+    let copied = state::write_from(jail, blob, &mut content)?;
+    if copied > max_bytes {
+        let _ = state::remove(jail, blob);
+        return Ok(Found::File {
+            mode,
+            size: Some(copied.max(opened.len())),
+        });
+    }
+    Ok(Found::File { mode, size: None })
+}
+
+/// A path from saved bytes.
+fn os_path(bytes: &[u8]) -> std::path::PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::path::PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        std::path::PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
     }
 }
 
@@ -170,28 +372,30 @@ pub fn restore(jail: &Jail, id: &str, only: &[RelPath]) -> Result<Vec<String>, T
     }
     let mut report = Vec::new();
     for entry in wanted {
-        let path = jail.parse(&entry.path)?;
+        let path = entry.raw_path()?;
+        let shown = path.display();
         match &entry.saved {
             Saved::File { mode, blob } => {
                 valid_id(blob)?;
-                let bytes = mutation::read_all(jail, &session_dir(id).join("blobs").join(blob))?;
-                mutation::restore_file(jail, &path, &bytes, *mode)?;
-                report.push(format!(
-                    "restored {path} ({} bytes, mode {mode:o})",
-                    bytes.len()
-                ));
+                let blob = session_dir(id).join("blobs").join(blob);
+                let mut content = jail.open_file(&blob)?;
+                let written = mutation::restore_file(jail, &path, &mut content, *mode)?;
+                report.push(format!("restored {shown} ({written} bytes, mode {mode:o})"));
             }
             Saved::Symlink { target } => {
-                mutation::restore_symlink(jail, &path, target)?;
-                report.push(format!("restored {path} (symlink to {target})"));
+                mutation::restore_symlink(jail, &path, &entry.link_target(target))?;
+                report.push(format!("restored {shown} (symlink to {target})"));
             }
             Saved::Absent => {
                 if mutation::remove_restored(jail, &path)? {
-                    report.push(format!("removed {path} (it did not exist before)"));
+                    report.push(format!("removed {shown} (it did not exist before)"));
                 } else {
-                    report.push(format!("{path} is already absent"));
+                    report.push(format!("{shown} is already absent"));
                 }
             }
+            Saved::TooLarge { size } => report.push(format!(
+                "not restored: {shown} ({size} bytes) was over checkpoint_max_bytes when it was changed, so it was never saved"
+            )),
         }
     }
     Ok(report)

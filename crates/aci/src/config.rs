@@ -53,6 +53,9 @@ pub struct Config {
     pub disable_syntax_check: bool,
     /// Save a file's first version of the session before changing it.
     pub file_checkpoints: bool,
+    /// Files larger than this are not checkpointed (the result says so): a copy of a dataset
+    /// would cost as much disk again.
+    pub checkpoint_max_bytes: u64,
     /// When not empty, writes are allowed only to paths matching one of these globs.
     pub focus: Vec<String>,
     /// ws_shell's default timeout, in seconds.
@@ -180,6 +183,7 @@ impl Default for Config {
             permission_mode: PermissionMode::Auto,
             disable_syntax_check: false,
             file_checkpoints: true,
+            checkpoint_max_bytes: DEFAULT_CHECKPOINT_MAX_BYTES,
             focus: Vec::new(),
             shell_timeout: 120,
             shell_timeout_max: 900,
@@ -197,6 +201,19 @@ impl Default for Config {
             ignored: Vec::new(),
         }
     }
+}
+
+/// Files up to this size are checkpointed unless `checkpoint_max_bytes` says otherwise.
+pub const DEFAULT_CHECKPOINT_MAX_BYTES: u64 = 256 << 20;
+
+/// A size as a config file writes it: binary units when exact (`256MiB`), else bytes.
+fn show_bytes(n: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if n != 0 && n.is_multiple_of(1u64 << shift) {
+            return format!("{}{unit}", n >> shift);
+        }
+    }
+    n.to_string()
 }
 
 /// How a key's value is read and where it goes.
@@ -218,6 +235,11 @@ enum Slot {
     ShellNetwork,
     /// A non-empty string.
     Text(fn(&mut Config) -> &mut Option<String>),
+    /// A size in bytes: a number, or text with a binary unit (`512M`, `2GiB`).
+    Bytes {
+        min: u64,
+        field: fn(&mut Config) -> &mut u64,
+    },
 }
 
 struct Key {
@@ -269,6 +291,13 @@ const KEYS: &[Key] = &[
     Key {
         name: "file_checkpoints",
         slot: Slot::Flag(|c| &mut c.file_checkpoints),
+    },
+    Key {
+        name: "checkpoint_max_bytes",
+        slot: Slot::Bytes {
+            min: 0,
+            field: |c| &mut c.checkpoint_max_bytes,
+        },
     },
     Key {
         name: "focus",
@@ -361,6 +390,7 @@ impl Key {
             Slot::Strings(field) | Slot::Globs(field) => {
                 serde_json::to_string(field(&mut c)).unwrap_or_default()
             }
+            Slot::Bytes { field, .. } => show_bytes(*field(&mut c)),
         }
     }
 
@@ -435,6 +465,25 @@ impl Key {
                     (Some(true), _) | (_, Some("allow") | Some("on")) => ShellNetwork::Allow,
                     _ => return Err(bad("one of deny, loopback, allow".to_string())),
                 };
+            }
+            Slot::Bytes { min, field } => {
+                let expected = || {
+                    bad(format!(
+                        "a size in bytes of at least {}, e.g. 512MiB or 2G",
+                        show_bytes(*min)
+                    ))
+                };
+                let n = match value.as_u64() {
+                    Some(n) => n,
+                    None => parse_size::Config::new()
+                        .with_binary()
+                        .parse_size(text.ok_or_else(expected)?)
+                        .map_err(|_| expected())?,
+                };
+                if n < *min {
+                    return Err(expected());
+                }
+                *field(config) = n;
             }
             Slot::Text(field) => {
                 let t = text
@@ -775,6 +824,8 @@ fn strictness(key: &str, c: &Config) -> Option<i64> {
         "read_before_edit" => i64::from(c.read_before_edit),
         "over_edit_guard" => i64::from(c.over_edit_guard),
         "file_checkpoints" => i64::from(c.file_checkpoints),
+        // More undo is safer.
+        "checkpoint_max_bytes" => i64::try_from(c.checkpoint_max_bytes).unwrap_or(i64::MAX),
         "disable_syntax_check" => i64::from(!c.disable_syntax_check),
         _ => return None,
     })
@@ -929,5 +980,22 @@ permission_mode: dry-run
     #[test]
     fn read_ceiling_is_fifteen_percent() {
         assert_eq!(Config::default().read_ceiling_chars(), 4915);
+    }
+
+    #[test]
+    fn sizes_take_units_and_bad_ones_name_the_range() {
+        let mut c = Config::default();
+        let mut w = Vec::new();
+        c.apply_yaml("checkpoint_max_bytes: 512M\n", &mut w)
+            .unwrap();
+        assert_eq!(c.checkpoint_max_bytes, 512 << 20);
+        let e = c
+            .apply_yaml("checkpoint_max_bytes: lots\n", &mut w)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a size in bytes of at least 0, e.g. 512MiB or 2G"),
+            "{e}"
+        );
     }
 }

@@ -9,6 +9,7 @@ pub mod boundary;
 pub mod checkpoint;
 pub mod config;
 pub mod git;
+pub mod leftovers;
 pub mod loopguard;
 pub mod matching;
 pub mod mutation;

@@ -13,10 +13,13 @@
 
 use cap_std::fs::MetadataExt;
 
+use std::io::Read;
+
 use crate::anchor::{self, AnchorError, Anchored, Writer};
 use crate::boundary::{self, Protected};
+use crate::checkpoint::NotSaved;
 use crate::config::PermissionMode;
-use crate::path::{Jail, PathError, RelPath};
+use crate::path::{Jail, PathError, RawPath, RelPath};
 use crate::pending;
 use crate::registry::ToolError;
 use crate::syntax::{self, SyntaxError, Verdict};
@@ -139,15 +142,24 @@ pub struct Committed {
     pub done: Done,
     /// The parse error of a file that was already broken and still is.
     pub note: Option<String>,
+    /// The file was too large to checkpoint before it was changed.
+    pub not_saved: Option<NotSaved>,
 }
 
 impl Committed {
-    /// The tool's success text, completed with what the mode did and the syntax note.
+    /// The tool's success text, completed with what the mode did, the syntax note, and a
+    /// missing checkpoint.
     pub fn present(&self, summary: &str) -> String {
         let mut out = self.done.present(summary);
-        if let Some(note) = &self.note {
+        for note in [
+            self.note.clone(),
+            self.not_saved.as_ref().map(NotSaved::note),
+        ]
+        .into_iter()
+        .flatten()
+        {
             out.push('\n');
-            out.push_str(note);
+            out.push_str(&note);
         }
         out
     }
@@ -195,6 +207,7 @@ pub fn commit_as(
         Ok(read.clone())
     };
     let mut note = None;
+    let mut not_saved = None;
     if !ws.config.disable_syntax_check && syntax::language_for(&target.real).is_some() {
         let old = current(ws)?;
         let (after, was) = ws
@@ -221,7 +234,7 @@ pub fn commit_as(
             }
         }
         PermissionMode::Auto => {
-            checkpoint(ws, &target.real)?;
+            not_saved = checkpoint(ws, &target.protected, &RawPath::from_rel(&target.real))?;
             write_file(
                 &ws.jail,
                 &target.protected,
@@ -242,15 +255,27 @@ pub fn commit_as(
             Done::Written
         }
     };
-    Ok(Committed { done, note })
+    Ok(Committed {
+        done,
+        note,
+        not_saved,
+    })
 }
 
-/// Saves the session's first copy of `path` when checkpoints are on.
-fn checkpoint(ws: &mut Workspace, path: &RelPath) -> Result<(), ToolError> {
-    if ws.config.file_checkpoints {
-        ws.session.checkpoints.save_first(&ws.jail, path)?;
+/// Saves the session's first copy of `path` when checkpoints are on. Returns the file when it
+/// was too large to save.
+fn checkpoint(
+    ws: &mut Workspace,
+    protected: &Protected,
+    path: &RawPath,
+) -> Result<Option<NotSaved>, ToolError> {
+    if !ws.config.file_checkpoints {
+        return Ok(None);
     }
-    Ok(())
+    let max = ws.config.checkpoint_max_bytes;
+    ws.session
+        .checkpoints
+        .save_first(&ws.jail, protected, path, max)
 }
 
 /// How to undo the session's changes, for messages.
@@ -305,8 +330,11 @@ fn not_in_review(ws: &Workspace, verb: &str) -> Result<(), ToolError> {
 /// What a delete removed.
 pub struct Deleted {
     pub dry_run: bool,
-    /// Files and links removed (a directory's contents included), project-relative.
+    /// Files and links removed (a directory's contents included), project-relative, as
+    /// shown (a name that is not UTF-8 with U+FFFD).
     pub paths: Vec<RelPath>,
+    /// Those too large to checkpoint: they cannot be restored.
+    pub not_saved: Vec<NotSaved>,
 }
 
 /// Deletes a file or symlink (the link, never its target), or with `recursive` a directory,
@@ -324,7 +352,7 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
     let real = ws.jail.resolve(&path.parent())?.join(path.file_name());
     let protected = check_boundary_on_disk(&ws.jail, path, &real, verb)?;
     check_focus(ws, path, &real, verb)?;
-    let mut paths = Vec::new();
+    let mut raw = Vec::new();
     if meta.is_dir() {
         if !recursive {
             return Err(ToolError::Refused(format!(
@@ -344,32 +372,46 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
                     .refusal(&format!("{path} (it holds {})", inner.path), verb),
             ));
         }
-        collect_tree(&ws.jail, &real, &mut paths)?;
-        if let Some((p, b)) = paths
+        let dir = anchored(
+            &ws.jail,
+            &protected,
+            &RawPath::from_rel(&real),
+            false,
+            Writer::Tool,
+            verb,
+            path,
+        )?;
+        collect_tree(&dir, &mut raw)
+            .map_err(|e| ToolError::Refused(format!("delete of {path} failed: {e}")))?;
+        if let Some((p, b)) = raw
             .iter()
-            .find_map(|p| boundary::classify(p).map(|b| (p, b)))
+            .map(RawPath::display)
+            .find_map(|p| boundary::classify(&p).map(|b| (p, b)))
         {
             return Err(ToolError::Refused(
                 b.refusal(&format!("{path} (it holds {p})"), verb),
             ));
         }
     } else {
-        paths.push(real.clone());
+        raw.push(RawPath::from_rel(&real));
     }
+    let paths: Vec<RelPath> = raw.iter().map(RawPath::display).collect();
     if ws.config.permission_mode == PermissionMode::DryRun {
         return Ok(Deleted {
             dry_run: true,
             paths,
+            not_saved: Vec::new(),
         });
     }
     not_in_review(ws, verb)?;
-    for p in &paths {
-        checkpoint(ws, p)?;
+    let mut not_saved = Vec::new();
+    for p in &raw {
+        not_saved.extend(checkpoint(ws, &protected, p)?);
     }
     let parent = anchored(
         &ws.jail,
         &protected,
-        &real.parent(),
+        &RawPath::from_rel(&real.parent()),
         false,
         Writer::Tool,
         verb,
@@ -385,27 +427,33 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
     Ok(Deleted {
         dry_run: false,
         paths,
+        not_saved,
     })
 }
 
-/// Every file and link under a directory, depth first, without following links.
-fn collect_tree(jail: &Jail, dir: &RelPath, out: &mut Vec<RelPath>) -> Result<(), ToolError> {
-    let mut names: Vec<String> = jail
-        .read_dir(dir)?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    for name in names {
-        let child = dir.join(&name);
-        let meta = jail.symlink_metadata(&child)?;
-        if meta.is_dir() {
-            collect_tree(jail, &child, out)?;
-        } else {
-            out.push(child);
+/// Every file and link under a directory, depth first, names as bytes, following no link:
+/// each subdirectory is opened from its parent's handle without following symlinks.
+fn collect_tree(dir: &Anchored, out: &mut Vec<RawPath>) -> std::io::Result<()> {
+    fn walk(dir: &cap_std::fs::Dir, at: &RawPath, out: &mut Vec<RawPath>) -> std::io::Result<()> {
+        use cap_fs_ext::DirExt;
+        let mut entries: Vec<(std::ffi::OsString, bool)> = Vec::new();
+        for entry in dir.entries()? {
+            let entry = entry?;
+            let is_dir = entry.file_type()?.is_dir();
+            entries.push((entry.file_name(), is_dir));
         }
+        entries.sort();
+        for (name, is_dir) in entries {
+            let child = at.join(&name);
+            if is_dir {
+                walk(&dir.open_dir_nofollow(&name)?, &child, out)?;
+            } else {
+                out.push(child);
+            }
+        }
+        Ok(())
     }
-    Ok(())
+    walk(dir.dir(), dir.raw(), out)
 }
 
 /// How a move was made.
@@ -419,7 +467,12 @@ pub enum Moved {
 /// Moves a file (or symlink) to a path that does not exist yet: `git mv` when the project is
 /// a git checkout and the file is tracked, otherwise a rename. Both sides are checkpointed, so
 /// a restore puts the file back and removes the new one.
-pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved, ToolError> {
+/// Returns how, and the sides too large to checkpoint.
+pub fn rename(
+    ws: &mut Workspace,
+    from: &RelPath,
+    to: &RelPath,
+) -> Result<(Moved, Vec<NotSaved>), ToolError> {
     let verb = "move";
     if from.is_root() || to.is_root() {
         return Err(ToolError::Refused(
@@ -450,15 +503,36 @@ pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved,
     }
     let to_target = target(ws, to, verb)?;
     if ws.config.permission_mode == PermissionMode::DryRun {
-        return Ok(Moved::DryRun);
+        return Ok((Moved::DryRun, Vec::new()));
     }
     not_in_review(ws, verb)?;
-    checkpoint(ws, &from_real)?;
-    checkpoint(ws, &to_target.real)?;
+    let from_raw = RawPath::from_rel(&from_real);
+    let to_raw = RawPath::from_rel(&to_target.real);
+    let too_large = meta.is_file() && meta.len() > ws.config.checkpoint_max_bytes;
+    if ws.config.file_checkpoints && too_large && ws.session.checkpoints.contains(&to_raw) {
+        return Err(ToolError::Refused(format!(
+            "move refused — {from} is too large to checkpoint ({} bytes, over checkpoint_max_bytes), and {to} was already changed in this session, so undoing the session would lose the file. Choose another name.",
+            meta.len()
+        )));
+    }
+    let not_saved = checkpoint(ws, &protected, &from_raw)?;
+    match &not_saved {
+        // The file exists only at its new name then; a restore must leave that alone.
+        Some(ns) => {
+            let max = ws.config.checkpoint_max_bytes;
+            ws.session
+                .checkpoints
+                .keep_unsaved(&ws.jail, &to_raw, ns.size, max)?;
+        }
+        None => {
+            let to_protected = to_target.protected.clone();
+            checkpoint(ws, &to_protected, &to_raw)?;
+        }
+    }
     let to_dir = anchored(
         &ws.jail,
         &to_target.protected,
-        &to_target.real.parent(),
+        &RawPath::from_rel(&to_target.real.parent()),
         true,
         Writer::Tool,
         verb,
@@ -471,7 +545,7 @@ pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved,
         let from_dir = anchored(
             &ws.jail,
             &protected,
-            &from_real.parent(),
+            &RawPath::from_rel(&from_real.parent()),
             false,
             Writer::Tool,
             verb,
@@ -485,7 +559,7 @@ pub fn rename(ws: &mut Workspace, from: &RelPath, to: &RelPath) -> Result<Moved,
     ws.session.moved(&from_real, &to_target.real);
     ws.session.changed.insert(from_real);
     ws.session.changed.insert(to_target.real);
-    Ok(how)
+    Ok((how, not_saved.into_iter().collect()))
 }
 
 /// True when the project is a git checkout (a `.git` at the root) that tracks `path`.
@@ -527,79 +601,103 @@ fn git_mv(ws: &Workspace, from: &RelPath, to: &RelPath) -> Result<(), ToolError>
     Ok(())
 }
 
-/// Where a restore lands: the path's directory with its symlinks resolved as they are now, and
-/// refused when that is a protected place (a directory swapped for a link to `.slmcode` since
-/// the checkpoint) — then opened like every write.
+/// Where a restore lands: the path's directory, reached from the root without following a
+/// symlink and refused when it is a protected place (a directory swapped for a link to
+/// `.slmcode` since the checkpoint is not a plain directory, and is refused) — then written
+/// through like every write.
 fn restore_dir(
     jail: &Jail,
-    path: &RelPath,
+    path: &RawPath,
     create: bool,
-) -> Result<(Anchored, RelPath), ToolError> {
-    check_boundary(path, path, "restore")?;
-    let real = resolve_new(jail, path, "restore")?;
+) -> Result<(Anchored, Protected), ToolError> {
+    let shown = path.display();
+    check_boundary(&shown, &shown, "restore")?;
     let protected = Protected::discover(jail);
-    if let Some(b) = protected.classify(&real) {
-        return Err(ToolError::Refused(b.refusal(&path.to_string(), "restore")));
+    // Where the path leads now, for a refusal that names the protected place it would reach;
+    // the walk below refuses a symlinked directory in any case.
+    let leads_to = path
+        .to_rel()
+        .and_then(|rel| resolve_new(jail, &rel, "restore").ok());
+    for place in [Some(&shown), leads_to.as_ref()].into_iter().flatten() {
+        if let Some(b) = protected.classify(place) {
+            return Err(ToolError::Refused(b.refusal(&shown.to_string(), "restore")));
+        }
     }
     let dir = anchored(
         jail,
         &protected,
-        &real.parent(),
+        &path.parent(),
         create,
         Writer::Tool,
         "restore",
-        path,
+        &shown,
     )?;
-    Ok((dir, real))
+    Ok((dir, protected))
 }
 
-/// Restores a file's bytes and mode (checkpoint restore): the same checks and anchored write
-/// as any change, but no syntax check or new checkpoint — it puts back what was.
-pub fn restore_file(jail: &Jail, path: &RelPath, bytes: &[u8], mode: u32) -> Result<(), ToolError> {
-    let (dir, real) = restore_dir(jail, path, true)?;
-    let name = real.file_name();
+/// Restores a file's bytes (streamed from `content`) and mode (checkpoint restore): the same
+/// checks and anchored write as any change, but no syntax check or new checkpoint — it puts
+/// back what was. Returns the bytes written.
+pub fn restore_file(
+    jail: &Jail,
+    path: &RawPath,
+    content: &mut dyn Read,
+    mode: u32,
+) -> Result<u64, ToolError> {
+    let shown = path.display();
+    let (dir, protected) = restore_dir(jail, path, true)?;
+    let name = path.file_name();
     if let Ok(meta) = dir.symlink_metadata(name) {
         if meta.is_dir() {
             return Err(ToolError::Refused(format!(
-                "restore of {path} refused: a directory stands there now; move it away first"
+                "restore of {shown} refused: a directory stands there now; move it away first"
             )));
         }
         if meta.file_type().is_symlink() {
             dir.remove_file(name)
-                .map_err(|e| ToolError::Refused(format!("restore of {path} failed: {e}")))?;
+                .map_err(|e| ToolError::Refused(format!("restore of {shown} failed: {e}")))?;
         }
     }
-    dir.replace(name, bytes, mode)
-        .map_err(|e| ToolError::Refused(format!("restore of {path} failed: {e}")))
+    let staging = anchor::staging(jail, &protected);
+    dir.replace_from(name, content, mode, staging.as_ref())
+        .map_err(|e| ToolError::Refused(format!("restore of {shown} failed: {e}")))
 }
 
 /// Recreates a symlink (checkpoint restore).
-pub fn restore_symlink(jail: &Jail, path: &RelPath, target: &str) -> Result<(), ToolError> {
+pub fn restore_symlink(
+    jail: &Jail,
+    path: &RawPath,
+    target: &std::path::Path,
+) -> Result<(), ToolError> {
     remove_restored(jail, path)?;
-    let (dir, real) = restore_dir(jail, path, true)?;
-    dir.symlink(target, real.file_name())
-        .map_err(|e| ToolError::Refused(format!("restore of {path} failed: {e}")))
+    let (dir, _) = restore_dir(jail, path, true)?;
+    dir.symlink(target, path.file_name())
+        .map_err(|e| ToolError::Refused(format!("restore of {} failed: {e}", path.display())))
 }
 
 /// Removes a file or link that did not exist when the checkpoint was taken. Returns whether
 /// anything was there.
-pub fn remove_restored(jail: &Jail, path: &RelPath) -> Result<bool, ToolError> {
-    let (dir, real) = match restore_dir(jail, path, false) {
-        Ok(found) => found,
+pub fn remove_restored(jail: &Jail, path: &RawPath) -> Result<bool, ToolError> {
+    let shown = path.display();
+    let dir = match restore_dir(jail, path, false) {
+        Ok((dir, _)) => dir,
         Err(ToolError::Path(PathError::NotFound { .. })) => return Ok(false),
         Err(e) => return Err(e),
     };
-    match dir.symlink_metadata(real.file_name()) {
+    match dir.symlink_metadata(path.file_name()) {
         Ok(meta) if meta.is_dir() => Err(ToolError::Refused(format!(
-            "restore would remove {path}, but it is a directory now; remove it by hand if it should go"
+            "restore would remove {shown}, but it is a directory now; remove it by hand if it should go"
         ))),
         Ok(_) => {
-            dir.remove_file(real.file_name())
-                .map_err(|e| ToolError::Refused(format!("restore could not remove {path}: {e}")))?;
+            dir.remove_file(path.file_name()).map_err(|e| {
+                ToolError::Refused(format!("restore could not remove {shown}: {e}"))
+            })?;
             Ok(true)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(ToolError::Refused(format!("restore could not look at {path}: {e}"))),
+        Err(e) => Err(ToolError::Refused(format!(
+            "restore could not look at {shown}: {e}"
+        ))),
     }
 }
 
@@ -608,13 +706,13 @@ pub fn remove_restored(jail: &Jail, path: &RelPath) -> Result<bool, ToolError> {
 fn anchored(
     jail: &Jail,
     protected: &Protected,
-    dir: &RelPath,
+    dir: &RawPath,
     create: bool,
     writer: Writer,
     verb: &str,
     shown: &RelPath,
 ) -> Result<Anchored, ToolError> {
-    anchor::open(jail, protected, dir, create, writer).map_err(|e| match e {
+    anchor::open_raw(jail, protected, dir, create, writer).map_err(|e| match e {
         AnchorError::Protected(b, _) => ToolError::Refused(b.refusal(&shown.to_string(), verb)),
         AnchorError::Changed(p) => ToolError::Refused(format!(
             "{verb} refused — {p} changed while {shown} was being written (it is not a plain directory now: a symlink or a file was put there). Nothing was written; look at it with ws_list and retry."
@@ -635,8 +733,39 @@ pub(crate) fn write_file(
     mode: u32,
     writer: Writer,
 ) -> Result<(), ToolError> {
-    let dir = anchored(jail, protected, &path.parent(), true, writer, "write", path)?;
-    dir.replace(path.file_name(), bytes, mode)
+    write_from(
+        jail,
+        protected,
+        &RawPath::from_rel(path),
+        &mut &bytes[..],
+        mode,
+        writer,
+    )
+    .map(|_| ())
+}
+
+/// [`write_file`] streamed from `content` (a checkpoint's copy of a large file). Returns the
+/// bytes written.
+pub(crate) fn write_from(
+    jail: &Jail,
+    protected: &Protected,
+    path: &RawPath,
+    content: &mut dyn Read,
+    mode: u32,
+    writer: Writer,
+) -> Result<u64, ToolError> {
+    let shown = path.display();
+    let dir = anchored(
+        jail,
+        protected,
+        &path.parent(),
+        true,
+        writer,
+        "write",
+        &shown,
+    )?;
+    let staging = anchor::staging(jail, protected);
+    dir.replace_from(path.file_name(), content, mode, staging.as_ref())
         .map_err(|e| ToolError::Refused(e.to_string()))
 }
 

@@ -6,6 +6,7 @@
 //! through `openat2(RESOLVE_BENEATH)`: a symlink that points outside — even one swapped in
 //! between a check and the open — cannot lead out of the root.
 
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -225,6 +226,119 @@ impl fmt::Display for RelPath {
             f.write_str(&self.0)
         }
     }
+}
+
+/// A project-relative path kept as the bytes the filesystem gave, one name per component.
+///
+/// A name need not be UTF-8, which a [`RelPath`] cannot hold; worse, its lossy form can be a
+/// real name too (`a\xff` and `a\u{FFFD}`), so two files would share one path. What is saved to
+/// be put back — a recursive delete's files, a checkpoint's paths, a symlink's target — is kept
+/// as a RawPath. Built from a RelPath or from a directory listing beneath the root; read back
+/// from disk only through [`RawPath::from_bytes`], which checks it like a model's path.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RawPath(Vec<OsString>);
+
+impl RawPath {
+    /// The same path, as names.
+    pub fn from_rel(path: &RelPath) -> RawPath {
+        RawPath(path.components().map(OsString::from).collect())
+    }
+
+    /// A child path. `name` is one directory-entry name (no `/`).
+    pub fn join(&self, name: &OsStr) -> RawPath {
+        let mut names = self.0.clone();
+        names.push(name.to_os_string());
+        RawPath(names)
+    }
+
+    /// The parent directory; the root's parent is the root.
+    pub fn parent(&self) -> RawPath {
+        RawPath(self.0[..self.0.len().saturating_sub(1)].to_vec())
+    }
+
+    /// The last name; `.` for the root.
+    pub fn file_name(&self) -> &OsStr {
+        self.0.last().map_or(OsStr::new("."), OsString::as_os_str)
+    }
+
+    /// The names, in order.
+    pub fn components(&self) -> impl Iterator<Item = &OsStr> {
+        self.0.iter().map(OsString::as_os_str)
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The path as a RelPath when every name is UTF-8.
+    pub fn to_rel(&self) -> Option<RelPath> {
+        let mut out = RelPath::root();
+        for name in &self.0 {
+            out = out.join(name.to_str()?);
+        }
+        Some(out)
+    }
+
+    /// For messages, and for judging by name (`.git`, `.slmcode` are ASCII, so no lossy name
+    /// is ever mistaken for one): invalid bytes shown as U+FFFD.
+    pub fn display(&self) -> RelPath {
+        let mut out = RelPath::root();
+        for name in &self.0 {
+            out = out.join(&name.to_string_lossy());
+        }
+        out
+    }
+
+    /// The bytes, names joined with `/`, for saving.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, name) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(b'/');
+            }
+            out.extend_from_slice(name.as_encoded_bytes());
+        }
+        out
+    }
+
+    /// Reads back what [`RawPath::to_bytes`] saved, refusing anything that is not a plain
+    /// relative path: no NUL, no empty, `.` or `..` name, not absolute.
+    pub fn from_bytes(bytes: &[u8]) -> Result<RawPath, PathError> {
+        if bytes.contains(&0) {
+            return Err(PathError::Nul);
+        }
+        if bytes.is_empty() {
+            return Err(PathError::Empty);
+        }
+        let shown = || String::from_utf8_lossy(bytes).into_owned();
+        if bytes[0] == b'/' {
+            return Err(PathError::Absolute { given: shown() });
+        }
+        let mut names = Vec::new();
+        for name in bytes.split(|b| *b == b'/') {
+            match name {
+                b"" | b"." => return Err(PathError::Empty),
+                b".." => return Err(PathError::Parent { given: shown() }),
+                _ => names.push(os_name(name)?),
+            }
+        }
+        Ok(RawPath(names))
+    }
+}
+
+/// One name from its saved bytes.
+#[cfg(unix)]
+fn os_name(bytes: &[u8]) -> Result<OsString, PathError> {
+    use std::os::unix::ffi::OsStrExt;
+    Ok(OsStr::from_bytes(bytes).to_os_string())
+}
+
+/// One name from its saved bytes; names that are not UTF-8 arise only on Unix.
+#[cfg(not(unix))]
+fn os_name(bytes: &[u8]) -> Result<OsString, PathError> {
+    String::from_utf8(bytes.to_vec())
+        .map(OsString::from)
+        .map_err(|_| PathError::Empty)
 }
 
 enum Escape {

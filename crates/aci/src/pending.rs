@@ -139,9 +139,7 @@ pub fn reject(jail: &Jail, id: &str) -> Result<String, ToolError> {
 }
 
 fn remove(jail: &Jail, id: &str) -> Result<(), ToolError> {
-    let dir = jail.open_dir(&dir())?;
-    dir.remove_file(format!("{id}.json"))
-        .map_err(|e| ToolError::Refused(format!("could not remove pending change {id}: {e}")))
+    state::remove(jail, &dir().join(&format!("{id}.json")))
 }
 
 fn current_bytes(jail: &Jail, path: &RelPath) -> Result<Option<Vec<u8>>, ToolError> {

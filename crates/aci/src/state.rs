@@ -2,6 +2,7 @@
 //! they are named, written and read back. Tools never write here; these records are written
 //! by the harness through the same atomic replace as every other write.
 
+use std::io::Read;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::de::DeserializeOwned;
@@ -10,7 +11,7 @@ use serde::Serialize;
 use crate::anchor::{self, Writer};
 use crate::boundary::Protected;
 use crate::mutation;
-use crate::path::{Jail, PathError, RelPath};
+use crate::path::{Jail, PathError, RawPath, RelPath};
 use crate::registry::ToolError;
 
 /// Records are private to the user.
@@ -39,6 +40,31 @@ pub fn write(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError>
     let protected = Protected::discover(jail);
     mutation::write_file(jail, &protected, path, bytes, RECORD_MODE, Writer::Harness)
         .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
+}
+
+/// Writes a blob streamed from `content` (never whole in memory), durably, through the one
+/// write path. Returns its length.
+pub fn write_from(jail: &Jail, path: &RelPath, content: &mut dyn Read) -> Result<u64, ToolError> {
+    let protected = Protected::discover(jail);
+    mutation::write_from(
+        jail,
+        &protected,
+        &RawPath::from_rel(path),
+        content,
+        RECORD_MODE,
+        Writer::Harness,
+    )
+    .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
+}
+
+/// Removes a record (or blob) of the harness's own.
+pub fn remove(jail: &Jail, path: &RelPath) -> Result<(), ToolError> {
+    let fail =
+        |e: &dyn std::fmt::Display| ToolError::Refused(format!("could not remove {path}: {e}"));
+    let protected = Protected::discover(jail);
+    let dir = anchor::open(jail, &protected, &path.parent(), false, Writer::Harness)
+        .map_err(|e| fail(&e))?;
+    dir.remove_file(path.file_name()).map_err(|e| fail(&e))
 }
 
 /// Appends to a log record (a run's trajectory), creating it (and its directory) private to

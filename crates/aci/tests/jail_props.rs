@@ -112,3 +112,37 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
+
+    /// Saved path bytes (a checkpoint's, read back from disk) become a path only when they are
+    /// a plain relative one: no empty, `.` or `..` name, nothing absolute, no NUL — and what
+    /// is accepted comes back byte for byte.
+    #[test]
+    fn raw_paths_from_disk_are_plain_or_refused(
+        bytes in proptest::collection::vec(
+            prop_oneof![Just(b'/'), Just(b'.'), Just(0u8), Just(0xffu8), Just(b'a'), any::<u8>()],
+            0..24,
+        )
+    ) {
+        use slmcode_aci::path::RawPath;
+        match RawPath::from_bytes(&bytes) {
+            Ok(path) => {
+                prop_assert_eq!(path.to_bytes(), bytes.clone());
+                for name in path.components() {
+                    let name = name.as_encoded_bytes();
+                    prop_assert!(!name.is_empty() && name != b"." && name != b"..");
+                    prop_assert!(!name.contains(&b'/') && !name.contains(&0));
+                }
+                prop_assert!(!path.is_root());
+            }
+            Err(_) => {
+                let plain = !bytes.is_empty()
+                    && !bytes.contains(&0)
+                    && bytes.split(|b| *b == b'/').all(|n| !n.is_empty() && n != b"." && n != b"..");
+                prop_assert!(!plain, "refused a plain path: {:?}", bytes);
+            }
+        }
+    }
+}

@@ -71,6 +71,8 @@ fn no_write_delete_or_move_lands_in_slmcode_through_a_swapped_directory() {
         std::fs::write(root.join(format!("w/d/mv{i}")), "project\n").unwrap();
     }
     std::os::unix::fs::symlink("../.slmcode", root.join("w/s")).unwrap();
+    // Writes stage their temp files here: the harness's own directory, present from the start.
+    std::fs::create_dir_all(root.join(".slmcode/tmp")).unwrap();
     let before = control_files(root);
     let config = Config {
         file_checkpoints: false,
@@ -115,8 +117,16 @@ fn no_write_delete_or_move_lands_in_slmcode_through_a_swapped_directory() {
         swapped > 1000,
         "the swapper barely ran ({swapped} exchanges)"
     );
-    // Nothing was added to, removed from or changed in .slmcode/.
+    // Nothing was added to, removed from or changed in .slmcode/ (the staging directory holds
+    // nothing but its .gitignore once the writes are done).
     let after = control_files(root);
+    let staged: Vec<String> = std::fs::read_dir(root.join(".slmcode/tmp"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".gitignore")
+        .collect();
+    assert!(staged.is_empty(), "left in .slmcode/tmp: {staged:?}");
     let added: Vec<&String> = after.iter().filter(|n| !before.contains(n)).collect();
     let removed: Vec<&String> = before.iter().filter(|n| !after.contains(n)).collect();
     assert!(

@@ -334,6 +334,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                                 checkpoint::Saved::Absent => {
                                     format!("{}  did not exist", e.path)
                                 }
+                                checkpoint::Saved::TooLarge { size } => {
+                                    format!(
+                                        "{}  not saved ({size} bytes, over checkpoint_max_bytes)",
+                                        e.path
+                                    )
+                                }
                             })
                             .collect::<Vec<_>>()
                             .join("\n")
@@ -663,6 +669,8 @@ fn open_workspace(root: Option<PathBuf>) -> Result<Workspace> {
     }
     let jail = slmcode_aci::path::Jail::open(&root)
         .with_context(|| format!("cannot open project root {}", root.display()))?;
+    // What a killed run left behind (staged temps, checkpoints without a manifest).
+    slmcode_aci::leftovers::sweep(&jail);
     let user = UserConfig::settings_file()?;
     let canonical = jail.root().to_path_buf();
     let (config, warnings) = Config::load(&jail, user.as_ref(), std::env::vars(), |hash| {

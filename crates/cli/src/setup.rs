@@ -151,7 +151,7 @@ fn config_template() -> String {
 
 /// What the run-state folders are: local to this machine, never committed.
 const GITIGNORE: &str =
-    "# slmcode run state: local to this machine\nruns/\ncheckpoints/\npending/\nscratch/\n";
+    "# slmcode run state: local to this machine\nruns/\ncheckpoints/\npending/\nscratch/\ntmp/\n";
 
 /// `slmcode init`.
 pub fn init(ws: &Workspace, force: bool) -> Result<ExitCode> {

@@ -431,3 +431,360 @@ fn restore_never_writes_or_removes_through_a_swapped_directory() {
         "shell_permission: deny\n"
     );
 }
+
+/// The peak memory (MiB) of one `slmcode` run with `args` and `stdin`, measured by a Python
+/// parent that has no other children; and the run's stdout.
+fn peak_mib(p: &Project, args: &[&str], stdin: &str) -> (f64, String) {
+    let script = r#"
+import resource, subprocess, sys
+out = subprocess.run(sys.argv[2:], input=sys.argv[1].encode(), capture_output=True)
+sys.stderr.write(out.stderr.decode(errors="replace"))
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0)
+sys.stdout.write(out.stdout.decode(errors="replace"))
+"#;
+    let bin = bin();
+    let out = std::process::Command::new("python3")
+        .envs(bin.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .arg("-c")
+        .arg(script)
+        .arg(stdin)
+        .arg(bin.get_program())
+        .args(args)
+        .arg("--root")
+        .arg(p.root())
+        .output()
+        .expect("python3 runs slmcode");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (peak, rest) = text.split_once('\n').expect("the peak, then the output");
+    (peak.trim().parse().expect("a number"), rest.to_string())
+}
+
+/// A sparse file of `len` bytes with markers at its start, middle and end.
+fn sparse(p: &Project, rel: &str, len: u64) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::fs::File::create(p.path(rel)).unwrap();
+    f.set_len(len).unwrap();
+    for (at, mark) in [(0, &b"head"[..]), (len / 2, b"middle"), (len - 4, b"tail")] {
+        f.seek(SeekFrom::Start(at)).unwrap();
+        f.write_all(mark).unwrap();
+    }
+}
+
+fn markers(path: &std::path::Path, len: u64) -> Vec<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).unwrap();
+    assert_eq!(f.metadata().unwrap().len(), len);
+    [(0, 4), (len / 2, 6), (len - 4, 4)]
+        .iter()
+        .map(|&(at, n)| {
+            let mut buf = vec![0; n];
+            f.seek(SeekFrom::Start(at)).unwrap();
+            f.read_exact(&mut buf).unwrap();
+            buf
+        })
+        .collect()
+}
+
+/// A checkpoint is a streamed copy: deleting and restoring a 160 MiB file keeps the process
+/// far below the file's size.
+#[test]
+fn checkpoints_copy_large_files_without_holding_them_in_memory() {
+    let p = Project::new();
+    const LEN: u64 = 160 << 20;
+    sparse(&p, "big.bin", LEN);
+    let (peak, out) = peak_mib(
+        &p,
+        &["session"],
+        "{\"tool\": \"ws_delete\", \"args\": {\"path\": \"big.bin\"}}\n",
+    );
+    assert!(out.contains("deleted big.bin; restore it with"), "{out}");
+    assert!(
+        peak < 100.0,
+        "deleting a 160 MiB file peaked at {peak:.0} MiB"
+    );
+    assert!(!p.path("big.bin").exists());
+    let (_, list, _) = checkpoints(&p, &["list"]);
+    let session = list.split_whitespace().next().unwrap().to_string();
+    let (peak, out) = peak_mib(&p, &["checkpoints", "restore", &session], "");
+    assert!(out.contains("restored big.bin (167772160 bytes"), "{out}");
+    assert!(
+        peak < 100.0,
+        "restoring a 160 MiB file peaked at {peak:.0} MiB"
+    );
+    assert_eq!(
+        markers(&p.path("big.bin"), LEN),
+        vec![b"head".to_vec(), b"middle".to_vec(), b"tail".to_vec()]
+    );
+}
+
+/// Over `checkpoint_max_bytes` a file is changed without a copy, and every result and the
+/// restore say so; a moved file that was not saved is left at its new name, never removed.
+#[test]
+fn files_over_the_checkpoint_limit_are_named_in_the_result() {
+    let p = Project::new();
+    p.write("data/small.txt", "small\n")
+        .write("data/large.txt", "L".repeat(5000))
+        .write("big.txt", "B".repeat(3000))
+        .write("huge.txt", "H".repeat(4000));
+    let calls = [
+        json!({"tool": "ws_delete", "args": {"path": "data", "recursive": true}}),
+        read("big.txt"),
+        json!({"tool": "ws_write", "args": {"path": "big.txt", "content": "short\n", "allow_shrink": true}}),
+        json!({"tool": "ws_mv", "args": {"from": "huge.txt", "to": "moved/huge.txt"}}),
+    ];
+    let out = p.session_env(
+        &calls.iter().map(|c| format!("{c}\n")).collect::<String>(),
+        &[("SLMCODE_CHECKPOINT_MAX_BYTES", "1000")],
+    );
+    assert!(out.iter().all(|r| r["is_error"] == false), "{out:?}");
+    let text = |i: usize| out[i]["text"].as_str().unwrap().to_string();
+    assert!(
+        text(0).starts_with("deleted data (2 files); restore it with"),
+        "{}",
+        text(0)
+    );
+    assert!(
+        text(0).contains("[not checkpointed: data/large.txt is 5000 bytes, over checkpoint_max_bytes (1000 bytes)"),
+        "{}",
+        text(0)
+    );
+    assert!(!text(0).contains("small.txt is"), "{}", text(0));
+    assert!(
+        text(2).contains("[not checkpointed: big.txt is 3000 bytes"),
+        "{}",
+        text(2)
+    );
+    assert!(
+        text(3).contains("[not checkpointed: huge.txt is 4000 bytes"),
+        "{}",
+        text(3)
+    );
+    let (_, list, _) = checkpoints(&p, &["list"]);
+    let session = list.split_whitespace().next().unwrap().to_string();
+    let (_, show, _) = checkpoints(&p, &["show", &session]);
+    assert!(
+        show.contains("data/large.txt  not saved (5000 bytes, over checkpoint_max_bytes)"),
+        "{show}"
+    );
+    let (code, restored, err) = checkpoints(&p, &["restore", &session]);
+    assert_eq!(code, 0, "{err}");
+    assert!(restored.contains("restored data/small.txt"), "{restored}");
+    assert!(
+        restored
+            .contains("not restored: data/large.txt (5000 bytes) was over checkpoint_max_bytes"),
+        "{restored}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("data/small.txt")).unwrap(),
+        "small\n"
+    );
+    assert!(!p.path("data/large.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.path("big.txt")).unwrap(),
+        "short\n"
+    );
+    // The only copy of huge.txt is at its new name: the restore leaves it there.
+    assert_eq!(
+        std::fs::read_to_string(p.path("moved/huge.txt")).unwrap(),
+        "H".repeat(4000)
+    );
+}
+
+/// A name that is not UTF-8 and its lossy twin (`a\xff.txt`, `a\u{FFFD}.txt`) are two files:
+/// a recursive delete checkpoints both, and the restore brings both back, with a symlink's
+/// non-UTF-8 target and a non-UTF-8 directory intact.
+#[test]
+fn names_that_are_not_utf8_survive_a_delete_and_restore() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let p = Project::new();
+    let d = p.path("d");
+    std::fs::create_dir_all(d.join(OsStr::from_bytes(b"s\xfe"))).unwrap();
+    std::fs::write(d.join(OsStr::from_bytes(b"a\xff.txt")), "raw bytes\n").unwrap();
+    std::fs::write(d.join("a\u{FFFD}.txt"), "lossy twin\n").unwrap();
+    std::fs::write(d.join(OsStr::from_bytes(b"s\xfe/inner.txt")), "inner\n").unwrap();
+    std::os::unix::fs::symlink(OsStr::from_bytes(b"t\xfe"), d.join("link")).unwrap();
+    let out = run(
+        &p,
+        &[json!({"tool": "ws_delete", "args": {"path": "d", "recursive": true}})],
+    );
+    let text = out[0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("deleted d (4 files); restore it with"),
+        "{text}"
+    );
+    assert!(!d.exists());
+    let (_, list, _) = checkpoints(&p, &["list"]);
+    let session = list.split_whitespace().next().unwrap().to_string();
+    let (code, restored, err) = checkpoints(&p, &["restore", &session]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(restored.matches("restored").count(), 4, "{restored}");
+    assert_eq!(
+        std::fs::read(d.join(OsStr::from_bytes(b"a\xff.txt"))).unwrap(),
+        b"raw bytes\n"
+    );
+    assert_eq!(
+        std::fs::read(d.join("a\u{FFFD}.txt")).unwrap(),
+        b"lossy twin\n"
+    );
+    assert_eq!(
+        std::fs::read(d.join(OsStr::from_bytes(b"s\xfe/inner.txt"))).unwrap(),
+        b"inner\n"
+    );
+    assert_eq!(
+        std::fs::read_link(d.join("link"))
+            .unwrap()
+            .as_os_str()
+            .as_bytes(),
+        b"t\xfe"
+    );
+}
+
+/// Sets a file's or directory's modification time into the past.
+fn age(path: &std::path::Path, by: std::time::Duration) {
+    let f = std::fs::File::open(path).unwrap();
+    f.set_modified(std::time::SystemTime::now() - by).unwrap();
+}
+
+/// What a killed run left — a staged temp, a temp beside its target with its record, a
+/// checkpoint directory without a manifest — goes at the next start when its process is gone
+/// and it is over a minute old; a live process's files, fresh ones and anything not named by
+/// slmcode stay.
+#[test]
+fn a_start_sweeps_what_a_killed_run_left_behind() {
+    let p = Project::new();
+    let dead = {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    };
+    let live = std::process::id();
+    let old = std::time::Duration::from_secs(600);
+    p.write("w/keep.txt", "keep\n")
+        .write(&format!("w/.slmcode-{dead}-4.tmp"), "half a write")
+        .write(&format!(".slmcode/tmp/{dead}-1.tmp"), "stale")
+        .write(&format!(".slmcode/tmp/{dead}-2.tmp"), "fresh")
+        .write(&format!(".slmcode/tmp/{live}-3.tmp"), "live")
+        .write(
+            &format!(".slmcode/tmp/{dead}-4.tmp.beside"),
+            format!("w/.slmcode-{dead}-4.tmp"),
+        )
+        .write(&format!(".slmcode/tmp/{dead}-5.tmp.beside"), "w/keep.txt")
+        .write(".slmcode/tmp/notes.txt", "mine")
+        .write(
+            &format!(".slmcode/checkpoints/100-{dead}-1/blobs/0001"),
+            "orphan",
+        )
+        .write(
+            &format!(".slmcode/checkpoints/100-{dead}-2/blobs/0001"),
+            "kept",
+        )
+        .write(
+            &format!(".slmcode/checkpoints/100-{dead}-2/manifest.json"),
+            format!("{{\"session\": \"100-{dead}-2\", \"created\": 100, \"entries\": []}}"),
+        )
+        .write(
+            &format!(".slmcode/checkpoints/100-{live}-1/blobs/0001"),
+            "live",
+        );
+    for rel in [
+        format!(".slmcode/tmp/{dead}-1.tmp"),
+        format!(".slmcode/tmp/{live}-3.tmp"),
+        format!(".slmcode/tmp/{dead}-4.tmp.beside"),
+        format!(".slmcode/tmp/{dead}-5.tmp.beside"),
+        ".slmcode/tmp/notes.txt".to_string(),
+        format!(".slmcode/checkpoints/100-{dead}-1"),
+        format!(".slmcode/checkpoints/100-{dead}-2"),
+        format!(".slmcode/checkpoints/100-{live}-1"),
+    ] {
+        age(&p.path(&rel), old);
+    }
+    p.ok("ws_list", r#"{"path": "w"}"#);
+    let gone = [
+        format!(".slmcode/tmp/{dead}-1.tmp"),
+        format!(".slmcode/tmp/{dead}-4.tmp.beside"),
+        format!("w/.slmcode-{dead}-4.tmp"),
+        format!(".slmcode/tmp/{dead}-5.tmp.beside"),
+        format!(".slmcode/checkpoints/100-{dead}-1"),
+    ];
+    for rel in &gone {
+        assert!(!p.path(rel).exists(), "{rel} was left");
+    }
+    let kept = [
+        format!(".slmcode/tmp/{dead}-2.tmp"),
+        format!(".slmcode/tmp/{live}-3.tmp"),
+        ".slmcode/tmp/notes.txt".to_string(),
+        "w/keep.txt".to_string(),
+        format!(".slmcode/checkpoints/100-{dead}-2/blobs/0001"),
+        format!(".slmcode/checkpoints/100-{live}-1/blobs/0001"),
+    ];
+    for rel in &kept {
+        assert!(p.path(rel).exists(), "{rel} was removed");
+    }
+}
+
+/// Writes stage their temp files in `.slmcode/tmp/`: none ever appears beside its target
+/// (where `git status`, a file watcher or a build would see it), and none is left after.
+#[test]
+fn writes_never_put_temp_files_beside_their_targets() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let p = Project::new();
+    git(p.root(), &["init", "-q"]);
+    let content = |i: usize| format!("{i:02}{}\n", "x".repeat(2 << 20));
+    p.write("src/data.txt", content(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let watcher = {
+        let (dir, stop, seen) = (p.path("src"), stop.clone(), seen.clone());
+        std::thread::spawn(move || {
+            let mut looks = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if name != "data.txt" {
+                        seen.lock().unwrap().push(name);
+                    }
+                }
+                looks += 1;
+            }
+            looks
+        })
+    };
+    let mut calls = vec![read("src/data.txt")];
+    for i in 1..=20 {
+        calls.push(
+            json!({"tool": "ws_write", "args": {"path": "src/data.txt", "content": content(i)}}),
+        );
+    }
+    let out = run(&p, &calls);
+    stop.store(true, Ordering::Relaxed);
+    let looks = watcher.join().unwrap();
+    assert!(out.iter().all(|r| r["is_error"] == false));
+    assert!(looks > 100, "the watcher barely ran ({looks} looks)");
+    let seen = seen.lock().unwrap();
+    assert!(
+        seen.is_empty(),
+        "beside the target: {:?}",
+        &seen[..seen.len().min(5)]
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("src/data.txt")).unwrap(),
+        content(20)
+    );
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(p.root())
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(!status.contains(".tmp"), "{status}");
+    let left: Vec<_> = std::fs::read_dir(p.path(".slmcode/tmp"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != ".gitignore")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

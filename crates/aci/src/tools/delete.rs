@@ -50,6 +50,15 @@ impl Tool for DeleteTool {
         if deleted.dry_run {
             return Ok(format!("[dry-run — nothing was written] would delete {what}").into());
         }
-        Ok(format!("deleted {what}; {}", mutation::restore_hint(ws, &path)).into())
+        let mut text = if deleted.not_saved.len() == deleted.paths.len() {
+            format!("deleted {what}")
+        } else {
+            format!("deleted {what}; {}", mutation::restore_hint(ws, &path))
+        };
+        for n in &deleted.not_saved {
+            text.push('\n');
+            text.push_str(&n.note());
+        }
+        Ok(text.into())
     }
 }

@@ -48,12 +48,16 @@ impl Tool for MvTool {
                 "move refused — from and to are both {from}. Give the new path in \"to\"."
             )));
         }
-        let how = mutation::rename(ws, &from, &to)?;
-        Ok(match how {
+        let (how, not_saved) = mutation::rename(ws, &from, &to)?;
+        let mut text = match how {
             Moved::GitMv => format!("moved {from} → {to} (git mv)"),
             Moved::Renamed => format!("moved {from} → {to} (renamed)"),
             Moved::DryRun => format!("[dry-run — nothing was written] would move {from} → {to}"),
+        };
+        for n in &not_saved {
+            text.push('\n');
+            text.push_str(&n.note());
         }
-        .into())
+        Ok(text.into())
     }
 }

@@ -1,0 +1,192 @@
+//! What a killed slmcode leaves behind, removed at the next start.
+//!
+//! A write never leaves a partial target (it is staged and renamed into place), but `kill -9`
+//! between staging and rename leaves the staged temp in `.slmcode/tmp/`, and one between a
+//! checkpoint's first copy and its manifest leaves a checkpoint directory nothing refers to.
+//! Both carry the writer's pid in their names; [`sweep`] removes those whose process is gone
+//! and that have not been touched for [`STALE_AFTER`] (a process in another pid namespace —
+//! a container over the same project — looks dead from here, and must not lose the file it
+//! is writing).
+
+use std::time::{Duration, SystemTime};
+
+use crate::anchor::{self, Anchored, Writer, BESIDE_PREFIX, BESIDE_RECORD, STAGING_DIR};
+use crate::boundary::{Protected, CONTROL_DIR};
+use crate::checkpoint::CHECKPOINT_DIR;
+use crate::path::{Jail, RawPath, RelPath};
+
+/// How long a leftover must have been left alone before it is removed.
+pub const STALE_AFTER: Duration = Duration::from_secs(60);
+
+/// What a sweep removed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// Staged temp files (and temps beside their targets).
+    pub temps: usize,
+    /// Checkpoint directories without a manifest.
+    pub checkpoint_dirs: usize,
+}
+
+/// Removes the stale leftovers of dead slmcode processes. Best effort: whatever cannot be
+/// looked at or removed is left as it is.
+pub fn sweep(jail: &Jail) -> Swept {
+    let protected = Protected::discover(jail);
+    let mut swept = Swept::default();
+    let control = RelPath::root().join(CONTROL_DIR);
+    if let Ok(tmp) = anchor::open(
+        jail,
+        &protected,
+        &control.join(STAGING_DIR),
+        false,
+        Writer::Harness,
+    ) {
+        swept.temps = sweep_temps(jail, &protected, &tmp);
+    }
+    if let Ok(checkpoints) = anchor::open(
+        jail,
+        &protected,
+        &control.join(CHECKPOINT_DIR),
+        false,
+        Writer::Harness,
+    ) {
+        swept.checkpoint_dirs = sweep_checkpoints(&checkpoints);
+    }
+    swept
+}
+
+/// `<pid>-<n>.tmp` and `<pid>-<n>.tmp.beside` in the staging directory.
+fn sweep_temps(jail: &Jail, protected: &Protected, tmp: &Anchored) -> usize {
+    let mut removed = 0;
+    for name in names(tmp) {
+        let (staged, record) = match name.strip_suffix(BESIDE_RECORD) {
+            Some(staged) => (staged, true),
+            None => (name.as_str(), false),
+        };
+        let Some(pid) = staged.strip_suffix(".tmp").and_then(writer_pid) else {
+            continue;
+        };
+        if !abandoned(tmp, &name, pid) {
+            continue;
+        }
+        if record {
+            remove_beside(jail, protected, tmp, &name, pid);
+        }
+        if tmp.remove_file(&name).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Removes the temp a record names beside its target, when it is one of `pid`'s.
+fn remove_beside(jail: &Jail, protected: &Protected, tmp: &Anchored, record: &str, pid: u32) {
+    let Ok(bytes) = tmp.dir().read(record) else {
+        return;
+    };
+    let Ok(path) = RawPath::from_bytes(&bytes) else {
+        return;
+    };
+    let own = path
+        .file_name()
+        .to_str()
+        .and_then(|n| n.strip_prefix(BESIDE_PREFIX))
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .and_then(writer_pid)
+        == Some(pid);
+    if !own {
+        return;
+    }
+    if let Ok(dir) = anchor::open_raw(jail, protected, &path.parent(), false, Writer::Tool) {
+        let _ = dir.remove_file(path.file_name());
+    }
+}
+
+/// `<time>-<pid>-<n>` directories holding no `manifest.json`.
+fn sweep_checkpoints(checkpoints: &Anchored) -> usize {
+    let mut removed = 0;
+    for name in names(checkpoints) {
+        let Some(pid) = name.split_once('-').and_then(|(_, rest)| writer_pid(rest)) else {
+            continue;
+        };
+        if !abandoned(checkpoints, &name, pid) {
+            continue;
+        }
+        let has_manifest = checkpoints
+            .dir()
+            .symlink_metadata(format!("{name}/manifest.json"))
+            .is_ok();
+        if !has_manifest && checkpoints.remove_dir_all(&name).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The UTF-8 names in a directory (slmcode's own names all are).
+fn names(dir: &Anchored) -> Vec<String> {
+    let Ok(entries) = dir.dir().entries() else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect()
+}
+
+/// The pid in `<pid>-<n>`, when that is the whole text.
+fn writer_pid(text: &str) -> Option<u32> {
+    let (pid, n) = text.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// True when `name`'s writer is gone and it has not changed for [`STALE_AFTER`].
+fn abandoned(dir: &Anchored, name: &str, pid: u32) -> bool {
+    if pid == std::process::id() || alive(pid) {
+        return false;
+    }
+    let Ok(meta) = dir.symlink_metadata(name) else {
+        return false;
+    };
+    let modified = meta.modified().map(|t| t.into_std()).ok();
+    modified
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .is_some_and(|age| age >= STALE_AFTER)
+}
+
+/// Whether a process with this pid exists (one of another user's counts).
+#[cfg(unix)]
+pub(crate) fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return true;
+    }
+    // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return true;
+    }
+    std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Whether a process with this pid exists: not known on this platform, so every process
+/// counts as alive and nothing is swept.
+#[cfg(not(unix))]
+pub(crate) fn alive(_pid: u32) -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writer_pids_are_read_only_from_slmcode_names() {
+        assert_eq!(writer_pid("123-4"), Some(123));
+        assert_eq!(writer_pid("123-x"), None);
+        assert_eq!(writer_pid("abc-4"), None);
+        assert_eq!(writer_pid("1234"), None);
+        assert!(alive(std::process::id()));
+    }
+}
