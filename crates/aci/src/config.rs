@@ -70,6 +70,8 @@ pub struct Config {
     pub sandbox: SandboxMode,
     /// What network a ws_shell command gets.
     pub shell_network: ShellNetwork,
+    /// The memory one ws_shell command may use, its children included.
+    pub shell_memory_max: u64,
     /// The model `slmcode run` asks for; none means the server's first model.
     pub model: Option<String>,
     /// The most turns one `slmcode run` may take.
@@ -191,6 +193,7 @@ impl Default for Config {
             shell_permission: ShellPermission::Allow,
             sandbox: SandboxMode::Auto,
             shell_network: ShellNetwork::Deny,
+            shell_memory_max: default_shell_memory_max(),
             model: None,
             max_turns: 30,
             max_tokens: 4096,
@@ -205,6 +208,33 @@ impl Default for Config {
 
 /// Files up to this size are checkpointed unless `checkpoint_max_bytes` says otherwise.
 pub const DEFAULT_CHECKPOINT_MAX_BYTES: u64 = 256 << 20;
+
+/// Half the machine's memory, in whole GiB (at least 1 GiB): room for a test suite, and the
+/// machine stays usable when a command runs away. 4 GiB where the memory cannot be learned.
+pub fn default_shell_memory_max() -> u64 {
+    physical_memory().map_or(4 << 30, |ram| ((ram / 2) >> 30 << 30).max(1 << 30))
+}
+
+/// The machine's memory in bytes.
+#[cfg(unix)]
+fn physical_memory() -> Option<u64> {
+    // SAFETY: sysconf reads a system value and has no preconditions.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let pages = u64::try_from(pages).ok()?;
+    let size = u64::try_from(size).ok()?;
+    pages.checked_mul(size).filter(|b| *b > 0)
+}
+
+/// The machine's memory in bytes: not learned on this platform.
+#[cfg(not(unix))]
+fn physical_memory() -> Option<u64> {
+    None
+}
 
 /// A size as a config file writes it: binary units when exact (`256MiB`), else bytes.
 fn show_bytes(n: u64) -> String {
@@ -334,6 +364,13 @@ const KEYS: &[Key] = &[
     Key {
         name: "shell_network",
         slot: Slot::ShellNetwork,
+    },
+    Key {
+        name: "shell_memory_max",
+        slot: Slot::Bytes {
+            min: 16 << 20,
+            field: |c| &mut c.shell_memory_max,
+        },
     },
     Key {
         name: "model",
@@ -824,8 +861,9 @@ fn strictness(key: &str, c: &Config) -> Option<i64> {
         "read_before_edit" => i64::from(c.read_before_edit),
         "over_edit_guard" => i64::from(c.over_edit_guard),
         "file_checkpoints" => i64::from(c.file_checkpoints),
-        // More undo is safer.
+        // More undo is safer; less memory for a command is safer.
         "checkpoint_max_bytes" => i64::try_from(c.checkpoint_max_bytes).unwrap_or(i64::MAX),
+        "shell_memory_max" => -i64::try_from(c.shell_memory_max).unwrap_or(i64::MAX),
         "disable_syntax_check" => i64::from(!c.disable_syntax_check),
         _ => return None,
     })
@@ -986,16 +1024,50 @@ permission_mode: dry-run
     fn sizes_take_units_and_bad_ones_name_the_range() {
         let mut c = Config::default();
         let mut w = Vec::new();
-        c.apply_yaml("checkpoint_max_bytes: 512M\n", &mut w)
-            .unwrap();
-        assert_eq!(c.checkpoint_max_bytes, 512 << 20);
+        c.apply_yaml(
+            "shell_memory_max: 512M\ncheckpoint_max_bytes: 1000\n",
+            &mut w,
+        )
+        .unwrap();
+        assert_eq!(c.shell_memory_max, 512 << 20);
+        assert_eq!(c.checkpoint_max_bytes, 1000);
+        c.apply_yaml("shell_memory_max: 1.5GiB\n", &mut w).unwrap();
+        assert_eq!(c.shell_memory_max, 3 << 29);
         let e = c
-            .apply_yaml("checkpoint_max_bytes: lots\n", &mut w)
+            .apply_yaml("shell_memory_max: lots\n", &mut w)
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("a size in bytes of at least 0, e.g. 512MiB or 2G"),
+            e.contains("a size in bytes of at least 16MiB, e.g. 512MiB or 2G"),
             "{e}"
         );
+        assert!(c.apply_yaml("shell_memory_max: 1M\n", &mut w).is_err());
+        assert!(Config::default().shell_memory_max >= 1 << 30);
+    }
+
+    #[test]
+    fn a_project_may_lower_the_memory_bound_and_raise_the_checkpoint_limit_only() {
+        let mut c = Config::default();
+        let base = (c.shell_memory_max, c.checkpoint_max_bytes);
+        let project = |text: &str| ConfigFile {
+            layer: Layer::Project,
+            source: CONFIG_PATH.into(),
+            text: text.into(),
+        };
+        let mut w = Vec::new();
+        c.apply_file(
+            &project("shell_memory_max: 64TiB\ncheckpoint_max_bytes: 10\n"),
+            &mut w,
+        )
+        .unwrap();
+        assert_eq!((c.shell_memory_max, c.checkpoint_max_bytes), base);
+        assert_eq!(c.ignored.len(), 2, "{w:?}");
+        c.apply_file(
+            &project("shell_memory_max: 64MiB\ncheckpoint_max_bytes: 1GiB\n"),
+            &mut w,
+        )
+        .unwrap();
+        assert_eq!(c.shell_memory_max, 64 << 20);
+        assert_eq!(c.checkpoint_max_bytes, 1 << 30);
     }
 }

@@ -17,6 +17,7 @@ fn spec(command: &str, timeout_secs: u64) -> RunSpec {
         env: slmcode_aci::shell::env::base(std::path::Path::new("/tmp")),
         stdin: Vec::new(),
         confinement: std::sync::Arc::new(slmcode_aci::shell::sandbox::processes_only()),
+        memory: None,
     }
 }
 
@@ -301,4 +302,54 @@ fn no_inherited_descriptor_reaches_the_command() {
         assert_eq!(out.text(), "0\n1\n2\n3\n", "{mode:?}");
     }
     drop(file);
+}
+
+/// A Python one-liner that fills `mib` MiB (so the pages are really used), then says so.
+fn allocate(mib: u32) -> String {
+    format!("python3 -c \"b = b'x' * ({mib} << 20); print('allocated', len(b) >> 20)\"")
+}
+
+/// The rlimit fallback (what a system without a usable cgroup gets): an allocation over the
+/// bound fails inside the command, and the failure is recognised; one under it goes through.
+#[test]
+fn the_rlimit_bound_fails_big_allocations_and_says_so() {
+    use slmcode_aci::shell::memory::{MemoryLimit, OutOfMemory};
+    let bounded = |command: &str| {
+        let mut s = spec(command, 30);
+        s.memory = Some(std::sync::Arc::new(MemoryLimit::rlimit(128 << 20)));
+        run(&s).unwrap()
+    };
+    let over = bounded(&allocate(400));
+    assert_ne!(over.exit, Exit::Code(0), "{}", over.text());
+    assert!(!over.text().contains("allocated"), "{}", over.text());
+    assert_eq!(over.out_of_memory, OutOfMemory::Likely, "{}", over.text());
+    let under = bounded(&allocate(16));
+    assert_eq!(under.exit, Exit::Code(0), "{}", under.text());
+    assert!(under.text().contains("allocated 16"), "{}", under.text());
+    assert_eq!(under.out_of_memory, OutOfMemory::No);
+}
+
+/// The bound this system gives (a cgroup where one can be made): the command cannot get past
+/// it, and the run says it went over. Under a cgroup the whole tree counts: two processes of
+/// 96 MiB each do not fit in 128 MiB together.
+#[test]
+fn the_memory_bound_holds_for_the_whole_command() {
+    use slmcode_aci::shell::memory::{Bound, MemoryLimit, OutOfMemory};
+    let limit = std::sync::Arc::new(MemoryLimit::new(128 << 20));
+    let mut s = spec(&allocate(400), 30);
+    s.memory = Some(limit.clone());
+    let over = run(&s).unwrap();
+    assert_ne!(over.exit, Exit::Code(0), "{}", over.text());
+    assert!(!over.text().contains("allocated"), "{}", over.text());
+    assert_ne!(over.out_of_memory, OutOfMemory::No, "{}", over.text());
+    if limit.bound() == Bound::Cgroup {
+        assert_eq!(over.out_of_memory, OutOfMemory::Killed);
+        let limit = std::sync::Arc::new(MemoryLimit::new(128 << 20));
+        let hold = "python3 -c \"import time; b = b'x' * (96 << 20); time.sleep(2)\"";
+        let both = format!("{hold} & {hold} & wait");
+        let mut s = spec(&both, 30);
+        s.memory = Some(limit);
+        let out = run(&s).unwrap();
+        assert_eq!(out.out_of_memory, OutOfMemory::Killed, "{}", out.text());
+    }
 }

@@ -315,10 +315,11 @@ fn sandbox_check(config: &Config) -> Check {
             ok: done.report.is_full(),
             essential: false,
             text: format!(
-                "ws_shell sandbox (sandbox: {}, shell_network: {}): {}",
+                "ws_shell sandbox (sandbox: {}, shell_network: {}): {}; {}",
                 config.sandbox.name(),
                 config.shell_network.name(),
-                done.report.describe()
+                done.report.describe(),
+                done.memory.describe()
             ),
         },
         Ok(done) => fail(format!(

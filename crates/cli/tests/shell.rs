@@ -793,3 +793,52 @@ fn the_temp_directory_is_private_and_never_a_planted_one() {
         "{text}"
     );
 }
+
+/// `shell_memory_max` bounds a command and everything it starts; going over is said in the
+/// result, in words a model can act on. A project may lower the bound, never raise it.
+#[test]
+fn a_command_over_shell_memory_max_is_stopped_and_told() {
+    let p = Project::new();
+    let alloc = |mib: u32| {
+        json!({"command": format!("python3 -c \"b = b'x' * ({mib} << 20); print('allocated', len(b) >> 20)\"")})
+            .to_string()
+    };
+    // The user's bound, in the user's config.
+    let user = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user.path().join("slmcode")).unwrap();
+    std::fs::write(
+        user.path().join("slmcode/config.yaml"),
+        "shell_memory_max: 128MiB\nshell_allow: [python3]\n",
+    )
+    .unwrap();
+    let xdg = user.path().to_str().unwrap();
+    let env = [("XDG_CONFIG_HOME", xdg)];
+    let (text, err) = p.tool_env("ws_shell", &alloc(400), &env);
+    assert!(!err, "{text}");
+    assert!(!text.contains("allocated"), "{text}");
+    assert!(
+        text.contains("shell_memory_max (128 MiB")
+            && text.contains("ask the user to raise shell_memory_max"),
+        "{text}"
+    );
+    let (text, err) = p.tool_env("ws_shell", &alloc(16), &env);
+    assert!(!err, "{text}");
+    assert!(text.contains("allocated 16\n[exit code 0]"), "{text}");
+    assert!(!text.contains("shell_memory_max"), "{text}");
+    // The project asks for more: ignored, the user's bound stays, and config show says so.
+    p.write(".slmcode/config.yaml", "shell_memory_max: 4GiB\n");
+    let (text, _) = p.tool_env("ws_shell", &alloc(400), &env);
+    assert!(text.contains("shell_memory_max (128 MiB"), "{text}");
+    let out = common::bin()
+        .args(["config", "show", "--root"])
+        .arg(p.root())
+        .env("XDG_CONFIG_HOME", xdg)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let line = shown
+        .lines()
+        .find(|l| l.contains("shell_memory_max"))
+        .unwrap_or_default();
+    assert!(line.contains("128MiB") && line.contains("4GiB"), "{shown}");
+}

@@ -11,6 +11,7 @@ use crate::git;
 use crate::path::RelPath;
 use crate::registry::ToolError;
 use crate::shell;
+use crate::shell::memory::{human, Bound, MemoryLimit, OutOfMemory};
 use crate::shell::run::{run, RunOutput, RunSpec};
 use crate::shell::sandbox::{self, Plan, Report};
 use crate::workspace::Workspace;
@@ -28,6 +29,42 @@ pub struct Executed {
     pub report: Report,
     /// `.git` entries the command created, which were removed.
     pub removed: Vec<RelPath>,
+    /// The memory bound it ran under.
+    pub memory: Bounded,
+}
+
+/// The memory bound a command ran under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounded {
+    pub bytes: u64,
+    pub bound: Bound,
+}
+
+impl Bounded {
+    /// For `slmcode doctor`: the bound and how it is kept.
+    pub fn describe(&self) -> String {
+        let how = match self.bound {
+            Bound::Cgroup => {
+                "for the command and everything it starts together (a cgroup of its own)"
+            }
+            Bound::Rlimit => "for each of its processes (an rlimit: no cgroup could be made here)",
+        };
+        format!("memory: at most {} {how}", human(self.bytes))
+    }
+
+    /// The result's line when the command went over, or `None`.
+    pub fn note(&self, out_of_memory: OutOfMemory) -> Option<String> {
+        let limit = human(self.bytes);
+        match out_of_memory {
+            OutOfMemory::No => None,
+            OutOfMemory::Killed => Some(format!(
+                "[out of memory: the command went over shell_memory_max ({limit}, for it and everything it started) and was killed. Run less at once (one test file, fewer jobs), or ask the user to raise shell_memory_max]"
+            )),
+            OutOfMemory::Likely => Some(format!(
+                "[the command seems to have run out of memory: each of its processes may use at most shell_memory_max ({limit}). Run less at once (one test file, fewer jobs), or ask the user to raise shell_memory_max]"
+            )),
+        }
+    }
 }
 
 /// Runs one command the policy already allowed, the one way ws_shell does: the sandbox the
@@ -87,6 +124,7 @@ pub fn execute(
         .collect();
     env.extend(git::env(&git::overrides(&root, &git_dirs)));
     env.extend(extra.env);
+    let memory = Arc::new(MemoryLimit::new(ws.config.shell_memory_max));
     let out = run(&RunSpec {
         command: command.to_string(),
         cwd: root.clone(),
@@ -94,6 +132,7 @@ pub fn execute(
         env,
         stdin: extra.stdin,
         confinement: Arc::new(confinement),
+        memory: Some(memory.clone()),
     })
     .map_err(|e| ToolError::Refused(format!("ws_shell could not start the command: {e}")))?;
     let removed = remove_new_git_entries(&root, &protected, &Protected::discover(&ws.jail));
@@ -101,6 +140,10 @@ pub fn execute(
         out,
         report,
         removed,
+        memory: Bounded {
+            bytes: memory.bytes(),
+            bound: memory.bound(),
+        },
     })
 }
 

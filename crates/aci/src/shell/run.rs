@@ -12,6 +12,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::shell::memory::{MemoryLimit, OutOfMemory};
 use crate::shell::sandbox::{self, Confinement};
 
 /// Bytes kept from the start of the output…
@@ -35,6 +36,8 @@ pub struct RunSpec {
     pub stdin: Vec<u8>,
     /// What confines it: the sandbox, or the supervisor alone.
     pub confinement: Arc<Confinement>,
+    /// The memory it may use, its children included; none means unbounded.
+    pub memory: Option<Arc<MemoryLimit>>,
 }
 
 /// How the command ended.
@@ -57,6 +60,8 @@ pub struct RunOutput {
     /// Descendants still alive after the command ended, and killed.
     pub killed: usize,
     pub elapsed: Duration,
+    /// Whether it went over its memory bound.
+    pub out_of_memory: OutOfMemory,
 }
 
 impl RunOutput {
@@ -176,6 +181,10 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         })
         .stdout(writer.try_clone()?)
         .stderr(writer);
+    // Before the sandbox's setup, whose supervisor does not return to later hooks.
+    if let Some(memory) = &spec.memory {
+        memory.install(&mut cmd);
+    }
     sandbox::install(
         &mut cmd,
         Arc::clone(&spec.confinement),
@@ -279,7 +288,11 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
             )
         })
         .unwrap_or_default();
+    let out_of_memory = spec.memory.as_ref().map_or(OutOfMemory::No, |m| {
+        m.verdict(exit != Exit::Code(0), &[&head, &tail])
+    });
     Ok(RunOutput {
+        out_of_memory,
         exit,
         omitted: total - head.len() as u64 - tail.len() as u64,
         head,

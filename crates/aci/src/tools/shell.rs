@@ -88,6 +88,7 @@ impl Tool for ShellTool {
             out,
             report,
             removed,
+            memory,
         } = execute(
             ws,
             &command,
@@ -124,6 +125,10 @@ impl Tool for ShellTool {
             text.push_str(&format!(
                 "\n[timeout_sec {wanted} was capped at shell_timeout_max = {timeout}]"
             ));
+        }
+        if let Some(note) = memory.note(out.out_of_memory) {
+            text.push('\n');
+            text.push_str(&note);
         }
         for path in removed {
             text.push_str(&format!(
