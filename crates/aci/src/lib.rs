@@ -17,6 +17,7 @@ pub mod output;
 pub mod patch;
 pub mod path;
 pub mod pending;
+pub mod placeholder;
 pub mod registry;
 pub mod secrets;
 pub mod shell;

@@ -206,6 +206,14 @@ pub fn commit_as(
         }
         Ok(read.clone())
     };
+    // A placeholder comment standing where code was would delete that code.
+    if let Some(before) = current(ws)? {
+        if let (Ok(old), Ok(new)) = (std::str::from_utf8(&before), std::str::from_utf8(&bytes)) {
+            if let Some(p) = crate::placeholder::find(old, new) {
+                return Err(ToolError::Refused(p.refusal(verb, path)));
+            }
+        }
+    }
     let mut note = None;
     let mut not_saved = None;
     if !ws.config.disable_syntax_check && syntax::language_for(&target.real).is_some() {
