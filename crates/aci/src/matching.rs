@@ -158,10 +158,33 @@ pub fn run(view: &str, q: &Query) -> Ladder {
     if verdict != Ladder::NotFound {
         return verdict;
     }
-    // Beyond the spec: literal "\n" / "\"" escapes in a one-line old_str — first only the
-    // line breaks unescaped, then the quotes and backslashes too.
+    // Beyond the spec: literal "\n" / "\"" escapes in a one-line old_str. First the file
+    // itself says which `\n` were line breaks and which are its own (in a string, a regex, a
+    // char literal); then only the line breaks unescaped; then the quotes and backslashes too.
+    if !q.old.contains('\n') && q.old.contains("\\n") {
+        if let Some((old, new)) = decode_by_file(view, q.old, q.new) {
+            let inner = Query {
+                old: &old,
+                new: &new,
+                ..q.clone()
+            };
+            if let Ladder::Landed { edits, .. } = run_rungs(&lines, &inner, &LADDER[..1]) {
+                return Ladder::Landed {
+                    rung: Rung::Escapes,
+                    edits,
+                };
+            }
+        }
+    }
     if !q.old.contains('\n') && (q.old.contains("\\n") || q.old.contains("\\\"")) {
-        for unescape in [unescape_newlines, unescape] {
+        // Each decoding is a reading of what the model meant; the first that lands once wins,
+        // and only when none does is an ambiguous one reported.
+        let mut ambiguous = None;
+        for unescape in [
+            unescape_newlines_outside_strings,
+            unescape_newlines,
+            unescape,
+        ] {
             let old = unescape(q.old);
             let new = if q.new.contains('\n') {
                 q.new.to_string()
@@ -184,14 +207,17 @@ pub fn run(view: &str, q: &Query) -> Ladder {
                     }
                 }
                 Ladder::Ambiguous { count, lines, .. } => {
-                    return Ladder::Ambiguous {
+                    ambiguous.get_or_insert(Ladder::Ambiguous {
                         rung: Rung::Escapes,
                         count,
                         lines,
-                    }
+                    });
                 }
                 Ladder::NotFound => {}
             }
+        }
+        if let Some(verdict) = ambiguous {
+            return verdict;
         }
     }
     Ladder::NotFound
@@ -381,7 +407,8 @@ fn by_lines(
 /// Rung 5, bounded so it cannot land in the wrong place: old must have at least three
 /// non-blank lines; its first and last are non-trivial and each occurs exactly once in the
 /// file (trimmed); the span between them has as many non-blank lines as old; and at least half
-/// of the middle lines agree once whitespace is collapsed.
+/// of the middle lines agree once whitespace is collapsed (when the span is old line for line,
+/// its blank lines count as agreeing middle lines).
 fn anchored(lines: &Lines, old_lines: &[&str], q: &Query) -> Vec<Span> {
     let old: Vec<&str> = old_lines
         .iter()
@@ -419,6 +446,30 @@ fn anchored(lines: &Lines, old_lines: &[&str], q: &Query) -> Vec<Span> {
     let agree = (1..=middle)
         .filter(|&k| collapse_ws(span_nb[k]) == collapse_ws(old[k]))
         .count();
+    // When the stretch is old line for line (blank lines in the same places), a blank line
+    // the model put where the file has one agrees too: a 4-line span with a blank line in it
+    // has a single non-blank middle line, which then is not all there is to go on.
+    let trimmed_old: Vec<&str> = {
+        let first_nb = old_lines
+            .iter()
+            .position(|l| !l.trim().is_empty())
+            .unwrap_or(0);
+        let last_nb = old_lines
+            .iter()
+            .rposition(|l| !l.trim().is_empty())
+            .unwrap_or(0);
+        old_lines[first_nb..=last_nb].to_vec()
+    };
+    let line_for_line = b + 1 - a == trimmed_old.len()
+        && (a..=b)
+            .zip(&trimmed_old)
+            .all(|(i, o)| lines.line(i).trim().is_empty() == o.trim().is_empty());
+    let (agree, middle) = if line_for_line {
+        let blanks = trimmed_old.iter().filter(|o| o.trim().is_empty()).count();
+        (agree + blanks, middle + blanks)
+    } else {
+        (agree, middle)
+    };
     if agree * 2 < middle {
         return Vec::new();
     }
@@ -467,6 +518,156 @@ fn ascii_punctuation(s: &str, keep: impl Fn(char) -> bool) -> String {
             Some(m) if keep(c) => out.push_str(m),
             _ => out.push(c),
         }
+    }
+    out
+}
+
+/// Reads a one-line old_str's `\n` escapes the way the file has them: each is either a line
+/// break the model escaped or the file's own two characters `\n` (in a string, a regex, a
+/// char literal), and at any place in the file only one of the two can follow — so walking the
+/// file from where old's first piece occurs decides every one. Returns old and new decoded
+/// when exactly one place in the file fits. new's escapes are decided like the old ones they
+/// came from (found by a character diff of the two); those it adds are line breaks.
+fn decode_by_file(view: &str, old: &str, new: &str) -> Option<(String, String)> {
+    const ESC: &str = "\\n";
+    let parts: Vec<&str> = old.split(ESC).collect();
+    let first = *parts.first()?;
+    if parts.len() < 2 || first.is_empty() {
+        return None;
+    }
+    let bytes = view.as_bytes();
+    let mut fits: Option<Vec<bool>> = None;
+    for start in memchr::memmem::find_iter(bytes, first.as_bytes()) {
+        let mut at = start + first.len();
+        let mut breaks = Vec::with_capacity(parts.len() - 1);
+        let walked = parts[1..].iter().all(|part| {
+            let line_break = match bytes.get(at) {
+                Some(b'\n') => true,
+                Some(b'\\') if bytes.get(at + 1) == Some(&b'n') => false,
+                _ => return false,
+            };
+            at += if line_break { 1 } else { 2 };
+            breaks.push(line_break);
+            let fits_here = view.get(at..).is_some_and(|rest| rest.starts_with(part));
+            at += part.len();
+            fits_here
+        });
+        if walked {
+            if fits.is_some() {
+                return None;
+            }
+            fits = Some(breaks);
+        }
+    }
+    let breaks = fits?;
+    if !breaks.iter().any(|b| *b) {
+        return None;
+    }
+    let decode = |parts: &[&str], breaks: &[bool]| {
+        let mut out = String::new();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                out.push_str(if breaks[i - 1] { "\n" } else { ESC });
+            }
+            out.push_str(part);
+        }
+        out
+    };
+    let old_decoded = decode(&parts, &breaks);
+    // Where each escape of old starts (char index), and what it was read as.
+    let old_chars: Vec<char> = old.chars().collect();
+    let new_chars: Vec<char> = new.chars().collect();
+    let escapes = |chars: &[char]| -> Vec<usize> {
+        (0..chars.len().saturating_sub(1))
+            .filter(|&i| chars[i] == '\\' && chars[i + 1] == 'n')
+            .collect()
+    };
+    let old_at: Vec<usize> = escapes(&old_chars);
+    // `split` and this scan agree unless an escape overlaps another (`\\n`): then give up.
+    if old_at.len() != breaks.len() || old_at.windows(2).any(|w| w[1] == w[0] + 1) {
+        return None;
+    }
+    let mut from_old: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &old_chars, &new_chars) {
+        if let similar::DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
+            for k in 0..len {
+                from_old.insert(new_index + k, old_index + k);
+            }
+        }
+    }
+    let new_parts: Vec<&str> = new.split(ESC).collect();
+    let new_at = escapes(&new_chars);
+    if new_at.len() + 1 != new_parts.len() {
+        return None;
+    }
+    let new_breaks: Vec<bool> = new_at
+        .iter()
+        .map(|&j| {
+            let mapped = from_old.get(&j).zip(from_old.get(&(j + 1)));
+            match mapped {
+                Some((&i, &i1)) if i1 == i + 1 => old_at
+                    .iter()
+                    .position(|&o| o == i)
+                    .is_none_or(|k| breaks[k]),
+                _ => true,
+            }
+        })
+        .collect();
+    let new_decoded = if new.contains('\n') {
+        new.to_string()
+    } else {
+        decode(&new_parts, &new_breaks)
+    };
+    Some((old_decoded, new_decoded))
+}
+
+/// The escaped line breaks of a one-line text that stand outside string literals: the file's
+/// own `"a\n"` stays as it is when the model escaped only its real line breaks. A quote opens
+/// a literal unless it follows a letter or digit (the apostrophe of "don't" in a comment).
+fn unescape_newlines_outside_strings(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut open: Option<char> = None;
+    let mut prev = ' ';
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (open, c) {
+            (Some(_), '\\') => {
+                // An escape inside a literal is the file's: kept, and it cannot close it.
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+                prev = 'x';
+                continue;
+            }
+            (Some(q), _) if c == q => open = None,
+            (None, '\\') if chars.peek() == Some(&'n') => {
+                chars.next();
+                out.push('\n');
+                prev = '\n';
+                continue;
+            }
+            (None, '\\') if chars.peek() == Some(&'r') => {
+                let mut ahead = chars.clone();
+                ahead.next();
+                if ahead.next() == Some('\\') && ahead.next() == Some('n') {
+                    chars.nth(2);
+                    out.push('\n');
+                    prev = '\n';
+                    continue;
+                }
+            }
+            (None, '"' | '`') => open = Some(c),
+            (None, '\'') if !prev.is_alphanumeric() => open = Some(c),
+            _ => {}
+        }
+        out.push(c);
+        prev = c;
     }
     out
 }
@@ -833,6 +1034,177 @@ fn blank_line(l: &str) -> bool {
     l.trim().is_empty()
 }
 
+/// One line of a unified-diff hunk, by what it does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HunkLine<'a> {
+    Context(&'a str),
+    Removed(&'a str),
+    Added(&'a str),
+}
+
+/// The replacement for the region `edit` matched, built from a unified hunk's own account of
+/// its lines rather than by diffing its two sides: context lines as the file has them, removed
+/// lines gone, added lines where the hunk puts them.
+///
+/// Added lines are written as the model wrote them, unless every context and removed line is
+/// off from the file by one same indentation offset — a uniform re-indent, which then moves
+/// the added lines too (in the file's own tabs or spaces). A context line may match the file
+/// either as written or with the ` ` it was parsed from put back, since a model that forgot a
+/// line's prefix leaves its first indentation column to be read as one. Mixed offsets never
+/// re-indent: a guess there lands code in the wrong column.
+///
+/// `None` when the region and the hunk do not pair up line for line (the caller then keeps the
+/// ladder's own replacement).
+pub fn rebuild_hunk(
+    view: &str,
+    edit: &Replacement,
+    rung: Rung,
+    body: &[HunkLine],
+) -> Option<String> {
+    let region = view.get(edit.range.clone())?;
+    let ends_nl = region.ends_with('\n');
+    let file = split_lines(region);
+    let old: Vec<(&str, bool)> = body
+        .iter()
+        .filter_map(|l| match *l {
+            HunkLine::Context(t) => Some((t, true)),
+            HunkLine::Removed(t) => Some((t, false)),
+            HunkLine::Added(_) => None,
+        })
+        .collect();
+    let old_nb: Vec<(&str, bool)> = old
+        .iter()
+        .copied()
+        .filter(|(t, _)| !blank_line(t))
+        .collect();
+    let file_nb: Vec<usize> = (0..file.len()).filter(|&i| !blank_line(file[i])).collect();
+    if old_nb.len() != file_nb.len() || old_nb.is_empty() {
+        return None;
+    }
+
+    let map = DepthMap::fit(
+        &old_nb,
+        &file_nb.iter().map(|&i| file[i]).collect::<Vec<_>>(),
+    );
+    let file_indent = indent_unit(&Lines::new(view));
+    let copied: Vec<&str> = old.iter().map(|(t, _)| *t).collect();
+    let tidy = Tidy::new(&copied, &file, rung);
+    let added = |line: &str| -> String {
+        if blank_line(line) {
+            return String::new();
+        }
+        let body = tidy.apply(line.trim_start_matches([' ', '\t']));
+        match map.and_then(|m| m.apply(cols(line))) {
+            Some(target) => format!("{}{body}", render_indent(target, file_indent)),
+            None => format!("{}{body}", leading_ws(line)),
+        }
+    };
+
+    let mut out: Vec<String> = Vec::new();
+    let mut at = 0usize; // the next file line not yet placed
+    let mut k = 0usize; // the next non-blank copied line
+    let mut after_removed = false;
+    for line in body {
+        match *line {
+            HunkLine::Added(t) => out.push(added(t)),
+            HunkLine::Context(t) | HunkLine::Removed(t) if blank_line(t) => {
+                // A blank copied line pairs with a blank file line still in this gap.
+                let next_nb = file_nb.get(k).copied().unwrap_or(file.len());
+                if at < next_nb && blank_line(file[at]) {
+                    if matches!(line, HunkLine::Context(_)) {
+                        out.push(file[at].to_string());
+                    }
+                    at += 1;
+                }
+            }
+            HunkLine::Context(_) | HunkLine::Removed(_) => {
+                let target = file_nb[k];
+                let removed = matches!(line, HunkLine::Removed(_));
+                // File blank lines the hunk did not mention stay — unless they border a line
+                // it removes: they went with that line in the model's view of the file.
+                if !(removed || after_removed) {
+                    out.extend(file[at..target].iter().map(|l| l.to_string()));
+                }
+                if !removed {
+                    out.push(file[target].to_string());
+                }
+                at = target + 1;
+                k += 1;
+                after_removed = removed;
+            }
+        }
+    }
+    out.extend(file[at.min(file.len())..].iter().map(|l| l.to_string()));
+    let mut text = out.join("\n");
+    if ends_nl && !out.is_empty() {
+        text.push('\n');
+    }
+    Some(text)
+}
+
+/// A unified hunk's indentation against the file: `file = model * num / den + offset` (in
+/// columns, a tab counting four), fitted to every copied line, or none when they disagree.
+/// A context line may be read with its lost ` ` prefix put back (one column more). Only
+/// the scales a re-indent really has are tried: the same steps, or steps doubled or halved
+/// (two-space text in a four-space file, and back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct DepthMap {
+    num: usize,
+    den: usize,
+    offset: isize,
+    /// True when every copied line's indentation is the file's, character for character:
+    /// added lines are then left exactly as written.
+    identity: bool,
+}
+
+impl DepthMap {
+    fn fit(copied: &[(&str, bool)], file: &[&str]) -> Option<DepthMap> {
+        let identity = copied.iter().zip(file).all(|(&(t, context), f)| {
+            leading_ws(f) == leading_ws(t)
+                || (context && leading_ws(f) == format!(" {}", leading_ws(t)))
+        });
+        for (num, den) in [(1, 1), (2, 1), (1, 2)] {
+            // The offsets each line allows under this scale; keep those all share.
+            let mut shared: Option<Vec<isize>> = None;
+            for (&(t, context), f) in copied.iter().zip(file) {
+                let readings: &[usize] = if context { &[0, 1] } else { &[0] };
+                let allowed: Vec<isize> = readings
+                    .iter()
+                    .filter_map(|extra| {
+                        let scaled = (cols(t) + extra) * num;
+                        scaled
+                            .is_multiple_of(den)
+                            .then(|| cols(f) as isize - (scaled / den) as isize)
+                    })
+                    .collect();
+                shared = Some(match shared {
+                    None => allowed,
+                    Some(prev) => prev.into_iter().filter(|o| allowed.contains(o)).collect(),
+                });
+            }
+            let shared = shared.unwrap_or_default();
+            if let Some(&offset) = shared.iter().min_by_key(|o| (o.unsigned_abs(), **o < 0)) {
+                return Some(DepthMap {
+                    num,
+                    den,
+                    offset,
+                    identity: identity && num == den && shared.contains(&0),
+                });
+            }
+        }
+        None
+    }
+
+    /// Where an added line of `model` columns goes, or `None` to leave it as written.
+    fn apply(self, model: usize) -> Option<usize> {
+        if self.identity {
+            return None;
+        }
+        let scaled = (model * self.num + self.den / 2) / self.den;
+        Some((scaled as isize + self.offset).max(0) as usize)
+    }
+}
+
 /// How the model's indentation depths map onto the file's, learned from the lines old
 /// shares with the file: `file = ratio * model + offset` (in columns, a tab counting four).
 /// Over-indented or dedented text keeps the file's steps (ratio 1); four-space text in a
@@ -1004,6 +1376,30 @@ pub fn gutter(text: &str) -> Gutter {
         .collect::<Vec<_>>()
         .join("\n");
     Gutter::Every(stripped)
+}
+
+/// True when the gutter lines of `text` are ws_read's exactly — its `{:6}|` width, and each
+/// line's number the first one's plus its distance from it — so the prefixes were pasted from
+/// a read, not written as code (`1|2 => …` match arms have neither).
+pub fn gutter_is_pasted(text: &str) -> bool {
+    let numbered: Vec<(usize, usize)> = text
+        .split('\n')
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let n = gutter_len(l)?;
+            let num = l[..n - 1].trim().parse::<usize>().ok()?;
+            (n == format!("{num:6}|").len()).then_some((i, num))
+        })
+        .collect();
+    if numbered.len() != text.split('\n').filter(|l| gutter_len(l).is_some()).count() {
+        return false;
+    }
+    let Some(&(i0, n0)) = numbered.first() else {
+        return false;
+    };
+    numbered
+        .iter()
+        .all(|&(i, n)| n.checked_sub(i) == n0.checked_sub(i0) && n >= i)
 }
 
 /// Length of a leading `  42|` gutter: optional spaces, 1–7 digits, `|`.
@@ -1244,7 +1640,154 @@ mod tests {
     }
 
     #[test]
+    fn escapes_inside_string_literals_stay_the_files() {
+        let file = "fn main() {\n    println!(\"a\\nb\");\n    let x = 1;\n}\n";
+        let (r, out) = apply(
+            file,
+            "    println!(\"a\\nb\");\\n    let x = 1;",
+            "    println!(\"a\\nb\");\\n    let x = 2;",
+        );
+        assert_eq!(r, Rung::Escapes);
+        assert_eq!(
+            out,
+            "fn main() {\n    println!(\"a\\nb\");\n    let x = 2;\n}\n"
+        );
+        // An apostrophe in a comment does not open a literal.
+        assert_eq!(
+            unescape_newlines_outside_strings("# don't\\nx = 'a\\nb'\\r\\ny"),
+            "# don't\nx = 'a\\nb'\ny"
+        );
+    }
+
+    #[test]
+    fn the_file_decides_which_escapes_were_line_breaks() {
+        // A regex literal, a byte literal and a raw string keep their `\n`; the others were
+        // line breaks. new's escapes follow old's, and its added line break is one.
+        let file = "const d = s.replace(/^#!.*?\\n/, '')\nlet b = b'\\n';\nlet r = r#\"{\"a\":\"b\\n\"}\"#;\nend()\n";
+        let old = "const d = s.replace(/^#!.*?\\n/, '')\\nlet b = b'\\n';\\nlet r = r#\"{\"a\":\"b\\n\"}\"#;";
+        let new = "const d = s.replace(/^#!.*?\\n/, '')\\nlet b = b'\\n';\\nlet r = r#\"{\"a\":\"b\\n\"}\"#;\\nlog(r);";
+        let (r, out) = apply(file, old, new);
+        assert_eq!(r, Rung::Escapes);
+        assert_eq!(
+            out,
+            "const d = s.replace(/^#!.*?\\n/, '')\nlet b = b'\\n';\nlet r = r#\"{\"a\":\"b\\n\"}\"#;\nlog(r);\nend()\n"
+        );
+    }
+
+    #[test]
+    fn anchors_with_a_blank_line_between_pin_a_single_middle_line() {
+        let file = "fn a() {}\n\nfn load(path: &str) -> Config {\n    let text = read(path);\n\n    parse(&text)\n}\n";
+        let (r, out) = apply(
+            file,
+            "fn load(path: &str) -> Config {\n    let text = reed(path);\n\n    parse(&text)\n",
+            "fn load(path: &str) -> Config {\n    let text = reed(path);\n\n    parse(&text).unwrap()\n",
+        );
+        assert_eq!(r, Rung::Anchored);
+        assert_eq!(
+            out,
+            "fn a() {}\n\nfn load(path: &str) -> Config {\n    let text = read(path);\n\n    parse(&text).unwrap()\n}\n"
+        );
+        // Without the blank line the one middle line is all there is: refused.
+        let file =
+            "fn load(path: &str) -> Config {\n    let text = read(path);\n    parse(&text)\n}\n";
+        let miss = run(
+            file,
+            &q(
+                "fn load(path: &str) -> Config {\n    let text = reed(path);\n    parse(&text)\n",
+                "x",
+            ),
+        );
+        assert_eq!(miss, Ladder::NotFound);
+    }
+
+    /// The region a hunk's old side matched, rebuilt from its lines.
+    fn hunk(view: &str, old: &str, rung_old: &str, body: &[HunkLine]) -> String {
+        let query = Query {
+            old: rung_old,
+            new: "",
+            first_line_in: None,
+            whole_lines: true,
+            replace_all: false,
+        };
+        let Ladder::Landed { rung, edits } = run(view, &query) else {
+            panic!("{old} did not land");
+        };
+        let text = rebuild_hunk(view, &edits[0], rung, body).expect("pairs up");
+        let mut out = view.to_string();
+        out.replace_range(edits[0].range.clone(), &text);
+        out
+    }
+
+    #[test]
+    fn hunk_lines_are_added_as_written_unless_the_hunk_moved_as_one() {
+        use HunkLine::{Added, Context, Removed};
+        let file =
+            "class A:\n    def f(self):\n        y = 1\n        if y:\n            return y\n";
+        // A context line that lost its prefix reads one column short: the added line is not
+        // moved for it.
+        let out = hunk(
+            file,
+            "",
+            "        y = 1\n       if y:\n            return y\n",
+            &[
+                Context("        y = 1"),
+                Context("       if y:"),
+                Added("            print(y)"),
+                Context("            return y"),
+            ],
+        );
+        assert_eq!(
+            out,
+            "class A:\n    def f(self):\n        y = 1\n        if y:\n            print(y)\n            return y\n"
+        );
+        // The whole hunk four columns short: the added line moves with it.
+        let out = hunk(
+            file,
+            "",
+            "    y = 1\n    if y:\n",
+            &[
+                Context("    y = 1"),
+                Removed("    if y:"),
+                Added("    if y > 0:"),
+            ],
+        );
+        assert_eq!(
+            out,
+            "class A:\n    def f(self):\n        y = 1\n        if y > 0:\n            return y\n"
+        );
+        // Mixed offsets: nothing is guessed, the added line stays as written.
+        let out = hunk(
+            file,
+            "",
+            "  def f(self):\n        y = 1\n",
+            &[
+                Context("  def f(self):"),
+                Context("        y = 1"),
+                Added("      z = 2"),
+            ],
+        );
+        assert!(out.contains("\n      z = 2\n"), "{out}");
+        // Two-space text in a four-space file: steps doubled.
+        let out = hunk(
+            file,
+            "",
+            "  def f(self):\n    y = 1\n",
+            &[
+                Context("  def f(self):"),
+                Context("    y = 1"),
+                Added("    z = 2"),
+            ],
+        );
+        assert!(out.contains("        y = 1\n        z = 2\n"), "{out}");
+    }
+
+    #[test]
     fn gutter_detection() {
+        assert!(gutter_is_pasted("    41|a\n    42|b\n\n    44|c"));
+        assert!(!gutter_is_pasted("    41|a\n    43|b"));
+        assert!(!gutter_is_pasted("        1|2 => a,\n        3|4 => b,"));
+        assert!(!gutter_is_pasted("1|2 => a,"));
+        assert!(!gutter_is_pasted("no gutter"));
         assert_eq!(gutter("    41|a\n    42|b"), Gutter::Every("a\nb".into()));
         assert_eq!(gutter("    41|a\nb"), Gutter::Some(vec![1]));
         assert_eq!(gutter("a | b"), Gutter::None);

@@ -6,10 +6,34 @@
 //!   `REPLACE` header lines, or just two texts around a bare `=======`;
 //! - a bare block of `-`/`+`/` ` lines, read as one hunk with no line numbers.
 //!
-//! Markdown fences are dropped; prose after a hunk is dropped; an unprefixed line followed by a
-//! diff line is context the model forgot to prefix. Applying is in [`crate::tools`] (ws_patch).
+//! Markdown fences are dropped; prose after a hunk is dropped; an unprefixed line with diff lines
+//! after it (before the next header) is context the model forgot to prefix. Applying is in
+//! [`crate::tools`] (ws_patch).
 
 use crate::matching::{gutter, Gutter};
+
+/// One line of a unified hunk, by what it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffLine {
+    /// A line that stays (` ` prefix, or none: a prefix the model forgot).
+    Context(String),
+    Removed(String),
+    Added(String),
+}
+
+impl DiffLine {
+    pub fn text(&self) -> &str {
+        match self {
+            DiffLine::Context(t) | DiffLine::Removed(t) | DiffLine::Added(t) => t,
+        }
+    }
+
+    fn text_mut(&mut self) -> &mut String {
+        match self {
+            DiffLine::Context(t) | DiffLine::Removed(t) | DiffLine::Added(t) => t,
+        }
+    }
+}
 
 /// One change to make: the lines to find and the lines to put there.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -25,6 +49,9 @@ pub struct Hunk {
     /// Leading lines taken as context although unprefixed (before any diff line). They may be
     /// prose ("Change this:"), so a hunk that misses with them is tried without them.
     pub soft_lead: usize,
+    /// The lines in order, each with what it does: a unified hunk's own account of which lines
+    /// stay, go and come. Empty for SEARCH/REPLACE blocks, which only have two texts.
+    pub body: Vec<DiffLine>,
 }
 
 impl Hunk {
@@ -34,8 +61,32 @@ impl Hunk {
             old: self.old[self.soft_lead..].to_vec(),
             new: self.new[self.soft_lead..].to_vec(),
             soft_lead: 0,
+            body: self.body[self.soft_lead.min(self.body.len())..].to_vec(),
             ..self.clone()
         })
+    }
+
+    fn push(&mut self, line: DiffLine) {
+        match &line {
+            DiffLine::Context(t) => {
+                self.old.push(t.clone());
+                self.new.push(t.clone());
+            }
+            DiffLine::Removed(t) => self.old.push(t.clone()),
+            DiffLine::Added(t) => self.new.push(t.clone()),
+        }
+        self.body.push(line);
+    }
+
+    /// Rewrites every line's text (a pasted gutter stripped), keeping what each line does.
+    fn map_lines(&mut self, f: impl Fn(&str) -> String) {
+        for line in self.old.iter_mut().chain(self.new.iter_mut()) {
+            *line = f(line);
+        }
+        for line in &mut self.body {
+            let t = line.text_mut();
+            *t = f(t);
+        }
     }
 }
 
@@ -130,11 +181,10 @@ pub fn gutter_variant(patch: &Patch) -> GutterVariant {
         Gutter::Every(_) => {
             let mut stripped = patch.clone();
             for hunk in &mut stripped.hunks {
-                for line in hunk.old.iter_mut().chain(hunk.new.iter_mut()) {
-                    if let Gutter::Every(s) = gutter(line) {
-                        *line = s;
-                    }
-                }
+                hunk.map_lines(|line| match gutter(line) {
+                    Gutter::Every(s) => s,
+                    _ => line.to_string(),
+                });
             }
             stripped.gutter_stripped = true;
             GutterVariant::Stripped(stripped)
@@ -195,37 +245,31 @@ fn parse_unified(lines: &[&str]) -> Patch {
         if is_diff_line(line) {
             let hunk = current.get_or_insert_with(Hunk::default);
             let (marker, body) = line.split_at(1);
-            match marker {
-                " " => {
-                    hunk.old.push(body.to_string());
-                    hunk.new.push(body.to_string());
-                }
-                "-" => hunk.old.push(body.to_string()),
-                _ => hunk.new.push(body.to_string()),
-            }
+            hunk.push(match marker {
+                " " => DiffLine::Context(body.to_string()),
+                "-" => DiffLine::Removed(body.to_string()),
+                _ => DiffLine::Added(body.to_string()),
+            });
             continue;
         }
-        // An unprefixed line: context the model forgot to prefix when a diff line follows,
-        // otherwise prose (or blank lines) after the hunk.
-        if next.is_some_and(is_diff_line) && !line.trim().is_empty() {
+        // An unprefixed line: context the model forgot to prefix when diff lines follow (a
+        // tab-indented line, or several in a row, included), otherwise prose (or blank lines)
+        // after the hunk.
+        if !line.trim().is_empty() && diff_line_follows(lines, i, is_diff_line) {
             let starting = current
                 .as_ref()
                 .is_none_or(|h| h.old.len() == h.soft_lead && h.new.len() == h.soft_lead);
             let hunk = current.get_or_insert_with(Hunk::default);
-            hunk.old.push(line.to_string());
-            hunk.new.push(line.to_string());
+            hunk.push(DiffLine::Context(line.to_string()));
             if starting {
                 hunk.soft_lead += 1;
             }
             continue;
         }
-        if current.is_some()
-            && line.trim().is_empty()
-            && blank_run_continues(lines, i, is_diff_line)
+        if current.is_some() && line.trim().is_empty() && diff_line_follows(lines, i, is_diff_line)
         {
             if let Some(hunk) = current.as_mut() {
-                hunk.old.push(String::new());
-                hunk.new.push(String::new());
+                hunk.push(DiffLine::Context(String::new()));
             }
             continue;
         }
@@ -237,13 +281,19 @@ fn parse_unified(lines: &[&str]) -> Patch {
     patch
 }
 
-/// True when the blank lines starting at `from` lead on to a diff line (so they are blank
-/// context lines whose leading space an editor stripped).
-fn blank_run_continues(lines: &[&str], from: usize, is_diff_line: impl Fn(&str) -> bool) -> bool {
-    lines[from..]
-        .iter()
-        .find(|l| !l.trim().is_empty())
-        .is_some_and(|l| is_diff_line(l))
+/// True when a diff line comes after `from` before the next header: the unprefixed and blank
+/// lines in between are then inside the hunk (context whose prefix was lost), not prose.
+fn diff_line_follows(lines: &[&str], from: usize, is_diff_line: impl Fn(&str) -> bool) -> bool {
+    for (k, l) in lines.iter().enumerate().skip(from) {
+        let next = lines.get(k + 1).copied();
+        if l.starts_with("@@") || l.starts_with("diff --git") || header_name(l, next).is_some() {
+            return false;
+        }
+        if is_diff_line(l) {
+            return true;
+        }
+    }
+    false
 }
 
 fn finish(patch: &mut Patch, current: &mut Option<Hunk>) {
@@ -400,6 +450,30 @@ mod tests {
         assert_eq!(
             p.hunks[0].old,
             vec!["def f():", "    return 1", "", "x = 1"]
+        );
+    }
+
+    #[test]
+    fn unprefixed_lines_with_diff_lines_after_them_are_context() {
+        // Two tab-indented lines in a row lost their prefix: both are context, not prose.
+        let p = parse("@@ -4,4 +4,5 @@\n\tif !ok {\n\t\treturn nil\n \t}\n+\tx++\n").unwrap();
+        let h = &p.hunks[0];
+        assert_eq!(h.old, vec!["\tif !ok {", "\t\treturn nil", "\t}"]);
+        assert_eq!(h.new.last().map(String::as_str), Some("\tx++"));
+        assert_eq!(
+            h.body,
+            vec![
+                DiffLine::Context("\tif !ok {".into()),
+                DiffLine::Context("\t\treturn nil".into()),
+                DiffLine::Context("\t}".into()),
+                DiffLine::Added("\tx++".into()),
+            ]
+        );
+        // Prose after the last diff line is still prose.
+        let p = parse("@@ -1 +1 @@\n-a\n+b\nThis fixes it.\nThanks.\n").unwrap();
+        assert_eq!(
+            (p.hunks[0].old.clone(), p.hunks[0].new.clone()),
+            (vec!["a".to_string()], vec!["b".to_string()])
         );
     }
 

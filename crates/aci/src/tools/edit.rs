@@ -78,6 +78,22 @@ impl Tool for EditTool {
             .unwrap_or_default()
             .replace("\r\n", "\n");
         let replace_all = args.flag("replace_all");
+        // A ws_read gutter on new_str alone (old_str is clean): pasted, never meant for the
+        // file — stripped when every line carries it, refused when only some do.
+        let mut new_gutter_note = None;
+        let mut new = new;
+        if matching::gutter(&old) == Gutter::None && matching::gutter_is_pasted(&new) {
+            match matching::gutter(&new) {
+                Gutter::Every(stripped) => {
+                    new = stripped;
+                    new_gutter_note = Some(NEW_GUTTER_NOTE);
+                }
+                Gutter::Some(lines) => {
+                    return Err(ToolError::Refused(partial_new_gutter_refusal(&lines)))
+                }
+                Gutter::None => {}
+            }
+        }
         if old.trim().is_empty() {
             return Err(ToolError::Refused(empty_old_refusal(&path)));
         }
@@ -115,7 +131,7 @@ impl Tool for EditTool {
                 },
             )
         };
-        let mut notes: Vec<&str> = Vec::new();
+        let mut notes: Vec<&str> = new_gutter_note.into_iter().collect();
         let mut verdict = run(&old, &new);
         let mut searched = old.as_str();
         if !matches!(verdict, Ladder::Landed { .. }) {
@@ -168,6 +184,22 @@ impl Tool for EditTool {
 
 /// Appended when a pasted ws_read gutter was stripped.
 pub const GUTTER_NOTE: &str = "[stripped ws_read line numbers from old_str — do not include them]";
+
+/// Appended when new_str alone carried the gutter.
+pub const NEW_GUTTER_NOTE: &str =
+    "[stripped ws_read line numbers from new_str — they are display only; never include them]";
+
+fn partial_new_gutter_refusal(lines: &[usize]) -> String {
+    let shown = lines
+        .iter()
+        .take(5)
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "Edit refused — new_str has ws_read line-number prefixes (\"  42|\") on some lines (line {shown} of new_str) but not on others; they would be written into the file. The prefix is display only: remove it from every line of new_str and send the edit again."
+    )
+}
 
 /// The read-before-edit rule, shared by ws_edit and ws_patch.
 pub fn require_fresh_read(

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use crate::matching::{self, Ladder, Lines, Query, Rung};
 use crate::mutation::{self, commit, read_all};
-use crate::patch::{self, Form, GutterVariant, Hunk, Patch};
+use crate::patch::{self, DiffLine, Form, GutterVariant, Hunk, Patch};
 use crate::path::RelPath;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::tools::edit::{decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE};
@@ -52,7 +52,7 @@ impl Tool for PatchTool {
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
         let parsed = patch::parse(args.str("patch").unwrap_or_default())
             .map_err(|e| ToolError::Refused(format!("patch refused — {e}")))?;
-        let path = file_to_patch(ws, args.str("path"), &parsed)?;
+        let (path, header_note) = file_to_patch(ws, args.str("path"), &parsed)?;
         let target = mutation::target(ws, &path, "patch")?;
         if parsed.creates_or_deletes {
             return Err(ToolError::Refused(format!(
@@ -118,6 +118,9 @@ impl Tool for PatchTool {
         if parsed.gutter_stripped {
             notes.push(GUTTER_NOTE);
         }
+        if let Some(note) = &header_note {
+            notes.push(note);
+        }
         for note in notes {
             summary.push('\n');
             summary.push_str(note);
@@ -126,13 +129,19 @@ impl Tool for PatchTool {
     }
 }
 
-/// The file the patch is for: `path` if given, else the one file its headers name; refused
-/// when the headers name another file or several.
+/// The file the patch is for, and a note when its headers name it otherwise.
+///
+/// `path`, when given, is the target. Headers that name it by a suffix or its base name
+/// (`--- a/target.go`, `--- a/myrepo/src/target.go` for `src/target.go`), or that name no
+/// existing file, are accepted with a note; only headers naming a *different existing* file
+/// are refused, with that file suggested. Without `path`, the headers' file is the target —
+/// or, when it does not exist, the one existing file it names with leading directories
+/// dropped.
 fn file_to_patch(
     ws: &Workspace,
     given: Option<&str>,
     parsed: &Patch,
-) -> Result<RelPath, ToolError> {
+) -> Result<(RelPath, Option<String>), ToolError> {
     if parsed.files.len() > 1 {
         return Err(ToolError::Refused(format!(
             "patch refused — this diff touches {} files ({}). ws_patch changes one file per call: send one ws_patch per file.",
@@ -140,33 +149,77 @@ fn file_to_patch(
             parsed.files.join(", ")
         )));
     }
-    let header = parsed
-        .files
-        .first()
-        .map(|f| ws.jail.parse(f))
-        .transpose()
-        .map_err(|e| {
-            ToolError::Refused(format!(
-                "patch refused — the diff's header names a bad path: {e}"
-            ))
-        })?;
-    match (given.filter(|g| !g.trim().is_empty()), header) {
-        (Some(g), header) => {
+    let named = parsed.files.first();
+    let is_file = |p: &RelPath| ws.jail.metadata(p).is_ok_and(|m| m.is_file());
+    match given.filter(|g| !g.trim().is_empty()) {
+        Some(g) => {
             let path = ws.jail.parse(g)?;
-            if let Some(h) = header {
-                if h != path {
-                    return Err(ToolError::Refused(format!(
-                        "patch refused — the diff's ---/+++ headers name {h}, but path is {path}. Send path \"{h}\" if the diff is for that file, or fix the headers."
-                    )));
-                }
+            let Some(named) = named else {
+                return Ok((path, None));
+            };
+            let header = ws.jail.parse(named).ok();
+            if header.as_ref() == Some(&path) {
+                return Ok((path, None));
             }
-            Ok(path)
+            if let Some(h) = header.as_ref().filter(|h| is_file(h)) {
+                return Err(ToolError::Refused(format!(
+                    "patch refused — the diff's ---/+++ headers name {h}, an existing file other than path {path}. Send path \"{h}\" if the diff is for that file, or fix the headers."
+                )));
+            }
+            let how = if names_same_file(named, &path) {
+                "which is how they name it"
+            } else {
+                "a file that does not exist"
+            };
+            Ok((
+                path.clone(),
+                Some(format!(
+                    "[the diff's headers say {named}, {how}; patched {path} as path says]"
+                )),
+            ))
         }
-        (None, Some(h)) => Ok(h),
-        (None, None) => Err(ToolError::Args(
-            "ws_patch needs \"path\" (the file to patch) when the diff has no ---/+++ headers. Example: ws_patch {\"path\":\"src/app.py\",\"patch\":\"@@ -10,3 +10,3 @@\\n …\"}".into(),
-        )),
+        None => {
+            let Some(named) = named else {
+                return Err(ToolError::Args(
+                    "ws_patch needs \"path\" (the file to patch) when the diff has no ---/+++ headers. Example: ws_patch {\"path\":\"src/app.py\",\"patch\":\"@@ -10,3 +10,3 @@\\n …\"}".into(),
+                ));
+            };
+            let header = ws.jail.parse(named).map_err(|e| {
+                ToolError::Refused(format!(
+                    "patch refused — the diff's header names a bad path: {e}. Send \"path\" with the file to patch."
+                ))
+            })?;
+            // A diff that creates or deletes is refused by the caller, naming this path.
+            if is_file(&header) || parsed.creates_or_deletes {
+                return Ok((header, None));
+            }
+            // `myrepo/src/x.go` for `src/x.go`: the longest tail that is a file.
+            let comps: Vec<&str> = header.components().collect();
+            let tail = (1..comps.len())
+                .map(|k| comps[k..].join("/"))
+                .filter_map(|t| ws.jail.parse(&t).ok())
+                .find(|t| is_file(t));
+            match tail {
+                Some(t) => Ok((
+                    t.clone(),
+                    Some(format!("[the diff's headers say {named}; patched {t}, the file they name]")),
+                )),
+                None => Err(ToolError::Refused(format!(
+                    "patch refused — the diff's headers name {named}, which does not exist. Send \"path\" with the file to patch (ws_glob {{\"pattern\":\"**/{}\"}} finds it).",
+                    header.file_name()
+                ))),
+            }
+        }
     }
+}
+
+/// True when a header's name and `path` are the same file named from different roots: one is
+/// the other with leading directories dropped, whole components at a time.
+fn names_same_file(named: &str, path: &RelPath) -> bool {
+    let named = named.trim_start_matches("./");
+    let p = path.as_str();
+    let tail_of = |long: &str, short: &str| long == short || long.ends_with(&format!("/{short}"));
+    !named.is_empty() && (tail_of(p, named) || tail_of(named, p))
 }
 
 /// What applying every hunk produced: edits in original-view coordinates (sorted), one report
@@ -333,11 +386,28 @@ fn place_one(site: &Site, hunk: &Hunk) -> Result<Placed, String> {
         whole_lines: true,
         replace_all: false,
     };
+    // A unified hunk says which lines stay, go and come: its replacement is built from that
+    // (added lines as written unless the whole hunk was uniformly re-indented), not from a diff
+    // of its two sides. SEARCH/REPLACE blocks only have the two sides.
+    let body: Vec<matching::HunkLine> = hunk
+        .body
+        .iter()
+        .map(|l| match l {
+            DiffLine::Context(t) => matching::HunkLine::Context(t),
+            DiffLine::Removed(t) => matching::HunkLine::Removed(t),
+            DiffLine::Added(t) => matching::HunkLine::Added(t),
+        })
+        .collect();
     let placed = |rung: Rung, mut edits: Vec<matching::Replacement>, note: Option<String>| {
         let e = edits.remove(0);
+        let text = if body.is_empty() {
+            None
+        } else {
+            matching::rebuild_hunk(current, &e, rung, &body)
+        };
         Placed {
+            text: text.unwrap_or(e.text),
             range: e.range,
-            text: e.text,
             rung,
             note,
             hunk: hunk.clone(),
