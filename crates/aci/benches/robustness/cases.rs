@@ -11,6 +11,7 @@ use crate::sources::SourceFile;
 pub enum Tool {
     Edit,
     Patch,
+    Write,
 }
 
 impl Tool {
@@ -18,6 +19,7 @@ impl Tool {
         match self {
             Tool::Edit => "ws_edit",
             Tool::Patch => "ws_patch",
+            Tool::Write => "ws_write",
         }
     }
 }
@@ -43,6 +45,15 @@ pub enum Drift {
     PatchOffset,
     PatchFenced,
     PatchSearchReplace,
+    MiddleLineUnique,
+    EscapedInStrings,
+    GutterNewOnly,
+    PlaceholderEdit,
+    PatchUnprefixedSpaces,
+    PatchUnprefixedTabs,
+    PatchRenamedHeader,
+    PlaceholderPatch,
+    PlaceholderWrite,
 }
 
 pub const ALL: &[Drift] = &[
@@ -55,15 +66,24 @@ pub const ALL: &[Drift] = &[
     Drift::BlankDropped,
     Drift::BlankAdded,
     Drift::Gutter,
+    Drift::GutterNewOnly,
     Drift::MiddleLineOld,
     Drift::MiddleLineBoth,
+    Drift::MiddleLineUnique,
     Drift::CrlfFile,
     Drift::Unicode,
     Drift::EscapedNewlines,
+    Drift::EscapedInStrings,
+    Drift::PlaceholderEdit,
     Drift::PatchNone,
     Drift::PatchOffset,
     Drift::PatchFenced,
     Drift::PatchSearchReplace,
+    Drift::PatchUnprefixedSpaces,
+    Drift::PatchUnprefixedTabs,
+    Drift::PatchRenamedHeader,
+    Drift::PlaceholderPatch,
+    Drift::PlaceholderWrite,
 ];
 
 impl Drift {
@@ -72,9 +92,28 @@ impl Drift {
             Drift::PatchNone
             | Drift::PatchOffset
             | Drift::PatchFenced
-            | Drift::PatchSearchReplace => Tool::Patch,
+            | Drift::PatchSearchReplace
+            | Drift::PatchUnprefixedSpaces
+            | Drift::PatchUnprefixedTabs
+            | Drift::PatchRenamedHeader
+            | Drift::PlaceholderPatch => Tool::Patch,
+            Drift::PlaceholderWrite => Tool::Write,
             _ => Tool::Edit,
         }
+    }
+
+    /// Whether what the model meant can be told from what it sent. For the others a refusal
+    /// is the right answer: a placeholder stands for lines the call does not contain, and a
+    /// middle line misremembered between anchors that repeat (or are `}`) fits several places.
+    pub fn recoverable(self) -> bool {
+        !matches!(
+            self,
+            Drift::MiddleLineOld
+                | Drift::MiddleLineBoth
+                | Drift::PlaceholderEdit
+                | Drift::PlaceholderPatch
+                | Drift::PlaceholderWrite
+        )
     }
 
     pub fn name(self) -> &'static str {
@@ -97,12 +136,28 @@ impl Drift {
             Drift::PatchOffset => "@@ numbers off by 1-15",
             Drift::PatchFenced => "```diff fence + prose",
             Drift::PatchSearchReplace => "SEARCH/REPLACE block",
+            Drift::MiddleLineUnique => "middle line wrong, ends unique",
+            Drift::EscapedInStrings => "literal \\n, \\n in strings",
+            Drift::GutterNewOnly => "gutter in new_str only",
+            Drift::PlaceholderEdit => "placeholder in new_str",
+            Drift::PatchUnprefixedSpaces => "context w/o prefix, spaces",
+            Drift::PatchUnprefixedTabs => "context w/o prefix, tabs*",
+            Drift::PatchRenamedHeader => "headers name it otherwise",
+            Drift::PlaceholderPatch => "placeholder in + lines",
+            Drift::PlaceholderWrite => "placeholder in content",
         }
     }
 
     /// Needs a span of at least five lines.
     fn long_span(self) -> bool {
-        matches!(self, Drift::MiddleLineOld | Drift::MiddleLineBoth)
+        matches!(
+            self,
+            Drift::MiddleLineOld
+                | Drift::MiddleLineBoth
+                | Drift::PlaceholderEdit
+                | Drift::PlaceholderPatch
+                | Drift::PlaceholderWrite
+        )
     }
 }
 
@@ -375,6 +430,52 @@ fn misremember(line: &str, rng: &mut Rng) -> Option<String> {
     (out != line).then_some(out)
 }
 
+/// A line that says nothing about where it is: no word of three letters, or a bare keyword.
+fn trivial(line: &str) -> bool {
+    // The tool's own list (matching::is_trivial), so "ends unique" means what the rung needs.
+    const KEYWORDS: &[&str] = &[
+        "end", "fi", "done", "esac", "else", "endif", "begin", "then", "do", "try", "finally",
+        "pass", "break", "continue", "return", "default:", "else:", "try:", "finally:",
+    ];
+    !line.chars().any(char::is_alphanumeric) || KEYWORDS.contains(&line.trim_end_matches(';'))
+}
+
+/// Two to four consecutive non-blank lines the intended edit keeps as they are, at least one
+/// of them found nowhere else in the file: what a lazy model sends a placeholder for. Returns
+/// their index in the intended lines and how many.
+fn placeholder_run(
+    span: &[&str],
+    intended: &Intended,
+    text: &str,
+    rng: &mut Rng,
+) -> Option<(usize, usize)> {
+    // Intended index of each span line (the inserted comment shifts what follows it).
+    let at = |i: usize| i + usize::from(intended.inserted_after.is_some_and(|j| j < i));
+    let unchanged = |i: usize| !is_blank(span[i]) && intended.lines[at(i)] == span[i];
+    let unique = |l: &str| text.lines().filter(|x| x.trim() == l.trim()).count() == 1;
+    let mut runs = Vec::new();
+    for start in 0..span.len() {
+        for len in 2..=4 {
+            let end = start + len;
+            if end > span.len() || !(start..end).all(unchanged) {
+                break;
+            }
+            // The run must be contiguous in the intended lines too (no comment inserted in it).
+            if at(end - 1) - at(start) != len - 1 {
+                break;
+            }
+            if (start..end).any(|i| unique(span[i])) && len < span.len() - 1 {
+                runs.push((at(start), len));
+            }
+        }
+    }
+    if runs.is_empty() {
+        None
+    } else {
+        Some(*rng.pick(&runs))
+    }
+}
+
 /// A unified diff turning `old` into `new` as one hunk starting at `at` (1-based).
 fn unified(name: &str, at: usize, old: &str, new: &str) -> String {
     let diff = similar::TextDiff::from_lines(old, new);
@@ -398,7 +499,7 @@ fn unified(name: &str, at: usize, old: &str, new: &str) -> String {
 /// Tries to build one case of `drift` from `file`.
 pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
     // The spaces-for-tabs drift needs a tab-indented file; use the file itself when it is one.
-    let text: String = if drift == Drift::SpacesForTabs {
+    let text: String = if matches!(drift, Drift::SpacesForTabs | Drift::PatchUnprefixedTabs) {
         let tabbed = file.text.lines().filter(|l| l.starts_with('\t')).count();
         let spaced = file.text.lines().filter(|l| l.starts_with(' ')).count();
         if tabbed > spaced {
@@ -417,6 +518,8 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
     for _attempt in 0..40 {
         let n = if drift.long_span() {
             rng.range(5, 8)
+        } else if drift == Drift::MiddleLineUnique {
+            rng.range(4, 5)
         } else {
             rng.range(3, 8)
         };
@@ -468,6 +571,26 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
                 middle.is_some()
             }
             Drift::Unicode => smarten(&old_text) != old_text,
+            Drift::MiddleLineUnique => {
+                let (first, last) = (span[0].trim(), span[n - 1].trim());
+                let once = |want: &str| text.lines().filter(|l| l.trim() == want).count() == 1;
+                let eligible: Vec<usize> = (1..n - 1)
+                    .filter(|&i| !is_blank(span[i]) && !identifiers(span[i]).is_empty())
+                    .collect();
+                if !eligible.is_empty() {
+                    middle = Some(*rng.pick(&eligible));
+                }
+                !is_blank(first)
+                    && !is_blank(last)
+                    && !trivial(first)
+                    && !trivial(last)
+                    && once(first)
+                    && once(last)
+                    && middle.is_some()
+            }
+            Drift::EscapedInStrings => span.iter().any(|l| l.contains("\\n")),
+            Drift::PatchUnprefixedSpaces => span.iter().any(|l| l.starts_with(' ') && !is_blank(l)),
+            Drift::PatchUnprefixedTabs => span.iter().any(|l| l.starts_with('\t')),
             _ => true,
         };
         if !fits {
@@ -582,7 +705,7 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
                     .collect();
                 (join_lines(&gutter_lines), new_text.clone())
             }
-            Drift::MiddleLineOld | Drift::MiddleLineBoth => {
+            Drift::MiddleLineOld | Drift::MiddleLineBoth | Drift::MiddleLineUnique => {
                 let m = middle.expect("chosen above");
                 let Some(altered) = misremember(span[m], rng) else {
                     continue;
@@ -608,18 +731,49 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
                 (old, new)
             }
             Drift::Unicode => (smarten(&old_text), smarten(&new_text)),
-            Drift::EscapedNewlines => {
+            Drift::EscapedNewlines | Drift::EscapedInStrings => {
                 let esc = |t: &str| t[..t.len() - 1].replace('\n', "\\n");
                 (esc(&old_text), esc(&new_text))
+            }
+            Drift::GutterNewOnly => {
+                let numbered: Vec<String> = intended
+                    .lines
+                    .iter()
+                    .enumerate()
+                    .map(|(k, l)| format!("{:6}|{}", first_line + k, l))
+                    .collect();
+                (old_text.clone(), join_lines(&numbered))
+            }
+            Drift::PlaceholderEdit | Drift::PlaceholderPatch | Drift::PlaceholderWrite => {
+                let Some(stood_for) = placeholder_run(&span, &intended, &text, rng) else {
+                    continue;
+                };
+                let (at, len) = stood_for;
+                let indent = leading_ws(&intended.lines[at]).to_string();
+                let mut lines = intended.lines.clone();
+                lines.splice(
+                    at..at + len,
+                    [format!("{indent}{comment} ... existing code ...")],
+                );
+                intent.push_str(&format!(
+                    "; {len} unchanged line(s) sent as a placeholder comment"
+                ));
+                (old_text.clone(), join_lines(&lines))
             }
             Drift::PatchNone
             | Drift::PatchOffset
             | Drift::PatchFenced
-            | Drift::PatchSearchReplace => (old_text.clone(), new_text.clone()),
+            | Drift::PatchSearchReplace
+            | Drift::PatchUnprefixedSpaces
+            | Drift::PatchUnprefixedTabs
+            | Drift::PatchRenamedHeader => (old_text.clone(), new_text.clone()),
         };
 
         // A drift that happens to change nothing is not a case of that drift.
-        let drifted = matches!(drift, Drift::None | Drift::CrlfFile) || drift.tool() == Tool::Patch;
+        let drifted = matches!(
+            drift,
+            Drift::None | Drift::CrlfFile | Drift::GutterNewOnly | Drift::PlaceholderEdit
+        ) || drift.tool() != Tool::Edit;
         if !drifted && old == old_text {
             continue;
         }
@@ -659,7 +813,37 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
             }
             Tool::Patch => {
                 let patch = match drift {
-                    Drift::PatchNone => unified(&file.name, first_line, &old, &new),
+                    Drift::PatchNone | Drift::PlaceholderPatch => {
+                        unified(&file.name, first_line, &old, &new)
+                    }
+                    Drift::PatchUnprefixedSpaces | Drift::PatchUnprefixedTabs => {
+                        let lead = if drift == Drift::PatchUnprefixedTabs { '\t' } else { ' ' };
+                        let diff = unified(&file.name, first_line, &old, &new);
+                        let mut lines: Vec<String> = diff.lines().map(str::to_string).collect();
+                        let eligible: Vec<usize> = (3..lines.len())
+                            .filter(|&i| {
+                                lines[i].starts_with(' ') && lines[i][1..].starts_with(lead)
+                            })
+                            .collect();
+                        if eligible.is_empty() {
+                            continue;
+                        }
+                        let i = *rng.pick(&eligible);
+                        lines[i].remove(0);
+                        intent.push_str(&format!(
+                            "; diff line {} lost its leading space",
+                            i + 1
+                        ));
+                        join_lines(&lines)
+                    }
+                    Drift::PatchRenamedHeader => {
+                        let diff = unified(&file.name, first_line, &old, &new);
+                        diff.replacen(
+                            &format!("--- a/{0}\n+++ b/{0}", file.name),
+                            &format!("--- a/myrepo/{0}\n+++ b/myrepo/{0}", file.name),
+                            1,
+                        )
+                    }
                     Drift::PatchOffset => {
                         let off = rng.range(1, 15);
                         let at = if first_line > off && rng.chance(0.5) {
@@ -677,6 +861,10 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
                     _ => format!("<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n"),
                 };
                 (json!({"path": file.name, "patch": patch}), patch)
+            }
+            Tool::Write => {
+                let content = format!("{}{}{}", &text[..at], new, &text[at + old_text.len()..]);
+                (json!({"path": file.name, "content": content}), new)
             }
         };
 

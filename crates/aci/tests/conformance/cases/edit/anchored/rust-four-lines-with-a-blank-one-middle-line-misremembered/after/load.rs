@@ -1,0 +1,7 @@
+pub fn load(path: &Path) -> Result<Config, Error> {
+    let text = std::fs::read_to_string(path)?;
+
+    let config: Config = toml::from_str(&text)?;
+    config.validate()?;
+    Ok(config)
+}

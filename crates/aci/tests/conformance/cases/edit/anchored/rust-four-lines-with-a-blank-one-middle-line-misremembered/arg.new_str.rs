@@ -1,0 +1,5 @@
+    let text = std::fs::read_to_string(path)?;
+
+    let config: Config = toml::from_str(text)?;
+    config.validate()?;
+    Ok(config)

@@ -1,0 +1,6 @@
+pub fn load(path: &Path) -> Result<Config, Error> {
+    let text = std::fs::read_to_string(path)?;
+
+    let config: Config = toml::from_str(&text)?;
+    Ok(config)
+}

@@ -1,0 +1,4 @@
+def show(rows):
+    out = "\n".join(rows)
+    print(out + "\n")
+    return out

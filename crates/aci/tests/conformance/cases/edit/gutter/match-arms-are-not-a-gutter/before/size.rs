@@ -1,0 +1,6 @@
+fn size(n: u32) -> &'static str {
+    match n {
+        0 => "none",
+        _ => "many",
+    }
+}

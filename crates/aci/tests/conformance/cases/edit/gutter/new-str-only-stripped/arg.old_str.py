@@ -1,0 +1,3 @@
+        for key, value in data.items():
+            self.items[key] = value
+        return len(self.items)

@@ -1,0 +1,2 @@
+        for key, value in data.items():
+            self.items[key] = value

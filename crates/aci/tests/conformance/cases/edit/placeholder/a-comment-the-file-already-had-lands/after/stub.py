@@ -1,0 +1,7 @@
+def handler(event):
+    # ...
+    return event
+
+
+def other():
+    pass

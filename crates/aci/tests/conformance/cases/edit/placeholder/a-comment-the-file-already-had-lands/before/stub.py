@@ -1,0 +1,7 @@
+def handler(event):
+    # ...
+    return None
+
+
+def other():
+    pass

@@ -1,0 +1,6 @@
+    int n = 0;
+    while (*s) {
+        if (*s == ' ') n++;
+        s++;
+    }
+    return n;

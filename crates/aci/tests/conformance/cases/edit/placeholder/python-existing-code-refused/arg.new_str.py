@@ -1,0 +1,3 @@
+    def load(self):
+        # ... existing code ...
+        return len(self.items) or None

@@ -1,0 +1,5 @@
+CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    -- ... other columns ...
+    deleted_at TIMESTAMP
+);

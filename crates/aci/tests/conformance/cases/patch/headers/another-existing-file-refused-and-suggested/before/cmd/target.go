@@ -1,0 +1,5 @@
+package main
+
+func Port() int {
+	return 8080
+}

@@ -1,0 +1,5 @@
+package server
+
+func Port() int {
+	return 9090
+}

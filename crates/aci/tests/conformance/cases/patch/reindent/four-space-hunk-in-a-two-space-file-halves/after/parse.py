@@ -1,0 +1,7 @@
+def parse(text):
+  result = {}
+  text = text.strip()
+  for line in text.splitlines():
+    if line:
+      result[line] = True
+  return result

@@ -1,0 +1,6 @@
+def parse(text):
+  result = {}
+  for line in text.splitlines():
+    if line:
+      result[line] = True
+  return result

@@ -1,0 +1,10 @@
+class Loader:
+    def __init__(self, root):
+        self.root = root
+
+    def load(self, x):
+        y = x + 1
+        z = y * 2
+        if y > 2:
+            return y
+        return 0

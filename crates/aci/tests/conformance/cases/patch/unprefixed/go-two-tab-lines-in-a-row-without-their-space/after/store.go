@@ -1,0 +1,10 @@
+package store
+
+func (s *Store) Get(id string) (*Item, error) {
+	item, ok := s.items[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	s.hits++
+	return item, nil
+}

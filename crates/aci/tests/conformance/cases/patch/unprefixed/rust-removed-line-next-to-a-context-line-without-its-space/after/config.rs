@@ -1,0 +1,8 @@
+impl Config {
+    pub fn port(&self) -> u16 {
+        match self.port {
+            Some(p) => p,
+            None => DEFAULT_PORT,
+        }
+    }
+}
