@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::anchor::{self, AnchorError, Writer};
 use crate::boundary::Protected;
+use crate::error::RefusalClass;
 use crate::mutation::{self, CONTROL_DIR};
 use crate::path::{Jail, PathError, RawPath, RelPath};
 use crate::registry::ToolError;
@@ -253,9 +254,10 @@ fn save(
 ) -> Result<Found, ToolError> {
     let shown = path.display();
     let failed = |e: &dyn std::fmt::Display| {
-        ToolError::Refused(format!(
-            "{shown} could not be checkpointed ({e}); nothing was changed"
-        ))
+        ToolError::refused(
+            RefusalClass::Io,
+            format!("{shown} could not be checkpointed ({e}); nothing was changed"),
+        )
     };
     let dir = match anchor::open_raw(jail, protected, &path.parent(), false, Writer::Tool) {
         Ok(dir) => dir,
@@ -273,9 +275,12 @@ fn save(
         return Ok(Found::Symlink(target));
     }
     if !meta.is_file() {
-        return Err(ToolError::Refused(format!(
-            "{shown} is not a regular file, so it cannot be checkpointed; change it by hand"
-        )));
+        return Err(ToolError::refused(
+            RefusalClass::Other,
+            format!(
+                "{shown} is not a regular file, so it cannot be checkpointed; change it by hand"
+            ),
+        ));
     }
     let mode = meta.mode() & 0o7777;
     if meta.len() > max_bytes {
@@ -294,9 +299,12 @@ fn save(
         .map_err(|e| failed(&e))?;
     let opened = file.metadata().map_err(|e| failed(&e))?;
     if !opened.is_file() {
-        return Err(ToolError::Refused(format!(
-            "{shown} is not a regular file, so it cannot be checkpointed; change it by hand"
-        )));
+        return Err(ToolError::refused(
+            RefusalClass::Other,
+            format!(
+                "{shown} is not a regular file, so it cannot be checkpointed; change it by hand"
+            ),
+        ));
     }
     // At most one byte past the limit is read: a file that grew meanwhile is not saved in part.
     let mut content = file.into_std().take(max_bytes.saturating_add(1));
@@ -366,7 +374,7 @@ pub fn restore(jail: &Jail, id: &str, only: &[RelPath]) -> Result<Vec<String>, T
         .filter(|e| only.is_empty() || only.iter().any(|p| p.as_str() == e.path))
         .collect();
     if wanted.is_empty() {
-        return Err(ToolError::Refused(format!(
+        return Err(ToolError::refused(RefusalClass::NotFound, format!(
             "checkpoint session {id} holds none of those paths; `slmcode checkpoints show {id}` lists what it holds"
         )));
     }

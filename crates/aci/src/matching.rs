@@ -20,7 +20,8 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 /// A rung of the ladder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Rung {
     Exact,
     TrailingWhitespace,
@@ -32,6 +33,45 @@ pub enum Rung {
 }
 
 impl Rung {
+    /// Every rung, in ladder order.
+    pub const ALL: [Rung; 7] = [
+        Rung::Exact,
+        Rung::TrailingWhitespace,
+        Rung::Indentation,
+        Rung::BlankLines,
+        Rung::Anchored,
+        Rung::Unicode,
+        Rung::Escapes,
+    ];
+
+    /// The stable name in data (trajectories, state files, MCP): as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rung::Exact => "exact",
+            Rung::TrailingWhitespace => "trailing_whitespace",
+            Rung::Indentation => "indentation",
+            Rung::BlankLines => "blank_lines",
+            Rung::Anchored => "anchored",
+            Rung::Unicode => "unicode",
+            Rung::Escapes => "escapes",
+        }
+    }
+
+    /// How far the model's text had to be bent to match, 0 for exact. Not the ladder's order:
+    /// an anchored match took the middle on trust, so it ranks furthest. The worst hunk of a
+    /// patch is the one with the highest value.
+    pub fn bend(self) -> u8 {
+        match self {
+            Rung::Exact => 0,
+            Rung::TrailingWhitespace => 2,
+            Rung::BlankLines => 3,
+            Rung::Indentation => 4,
+            Rung::Unicode => 5,
+            Rung::Escapes => 6,
+            Rung::Anchored => 7,
+        }
+    }
+
     /// The strategy's name, as used in reports (`anchored@12..20 exact`).
     pub fn label(self) -> &'static str {
         match self {

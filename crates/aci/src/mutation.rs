@@ -19,6 +19,8 @@ use crate::anchor::{self, AnchorError, Anchored, Writer};
 use crate::boundary::{self, Protected};
 use crate::checkpoint::NotSaved;
 use crate::config::PermissionMode;
+use crate::error::RefusalClass;
+use crate::outcome::Applied;
 use crate::path::{Jail, PathError, RawPath, RelPath};
 use crate::pending;
 use crate::registry::ToolError;
@@ -44,6 +46,15 @@ pub enum Done {
 }
 
 impl Done {
+    /// What the permission mode did, as data.
+    pub fn applied(&self) -> Applied {
+        match self {
+            Done::Written => Applied::Written,
+            Done::DryRun { .. } => Applied::DryRun,
+            Done::Staged { .. } => Applied::Staged,
+        }
+    }
+
     /// The tool's success text, completed with what the permission mode did.
     pub fn present(&self, summary: &str) -> String {
         match self {
@@ -83,7 +94,7 @@ impl Target {
 pub fn target(ws: &Workspace, path: &RelPath, verb: &str) -> Result<Target, ToolError> {
     let jail = &ws.jail;
     if path.is_root() {
-        return Err(ToolError::Refused(format!(
+        return Err(ToolError::refused(RefusalClass::Args, format!(
             "{verb} refused — the path names the project root, not a file. Send a file path such as \"src/main.rs\"."
         )));
     }
@@ -91,25 +102,25 @@ pub fn target(ws: &Workspace, path: &RelPath, verb: &str) -> Result<Target, Tool
     check_boundary(path, path, verb)?;
     let (real, mode) = match jail.symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Other, format!(
                 "{verb} refused — {path} is a directory. Name a file inside it, e.g. \"{path}/new_file.txt\"."
             )))
         }
         Ok(meta) if meta.file_type().is_symlink() => {
             let real = jail.resolve(path).map_err(|e| match e {
-                PathError::NotFound { .. } => ToolError::Refused(format!(
+                PathError::NotFound { .. } => ToolError::refused(RefusalClass::NotFound, format!(
                     "{verb} refused — {path} is a broken symlink. Write to the real file, or delete the link first."
                 )),
                 other => other.into(),
             })?;
             let meta = jail.metadata(&real)?;
             if meta.is_dir() {
-                return Err(ToolError::Refused(format!(
+                return Err(ToolError::refused(RefusalClass::Other, format!(
                     "{verb} refused — {path} is a symlink to the directory {real}. Name a file inside it."
                 )));
             }
             if !meta.is_file() {
-                return Err(ToolError::Refused(format!(
+                return Err(ToolError::refused(RefusalClass::Other, format!(
                     "{verb} refused — {}",
                     not_regular(path, &meta.file_type())
                 )));
@@ -117,7 +128,7 @@ pub fn target(ws: &Workspace, path: &RelPath, verb: &str) -> Result<Target, Tool
             (real, Some(meta.mode() & 0o7777))
         }
         Ok(meta) if !meta.is_file() => {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Other, format!(
                 "{verb} refused — {}",
                 not_regular(path, &meta.file_type())
             )))
@@ -210,7 +221,10 @@ pub fn commit_as(
     if let Some(before) = current(ws)? {
         if let (Ok(old), Ok(new)) = (std::str::from_utf8(&before), std::str::from_utf8(&bytes)) {
             if let Some(p) = crate::placeholder::find(old, new) {
-                return Err(ToolError::Refused(p.refusal(verb, path)));
+                return Err(ToolError::refused(
+                    RefusalClass::Placeholder,
+                    p.refusal(verb, path),
+                ));
             }
         }
     }
@@ -224,7 +238,10 @@ pub fn commit_as(
             .check_change(&target.real, old.as_deref(), &bytes);
         if let Verdict::Broken(err) = after {
             if was == Some(Verdict::Parses) {
-                return Err(ToolError::Refused(reverted(verb, path, &err)));
+                return Err(ToolError::refused(
+                    RefusalClass::Reverted,
+                    reverted(verb, path, &err),
+                ));
             }
             note = Some(still_broken(path, &err, target.exists()));
         }
@@ -251,7 +268,9 @@ pub fn commit_as(
                 target.mode.unwrap_or(NEW_FILE_MODE),
                 Writer::Tool,
             )
-            .map_err(|e| ToolError::Refused(format!("{verb} of {path} failed: {e}")))?;
+            .map_err(|e| {
+                ToolError::refused(RefusalClass::Io, format!("{verb} of {path} failed: {e}"))
+            })?;
             ws.session.changed.insert(target.real.clone());
             ws.session.record_read(
                 target.real,
@@ -328,7 +347,7 @@ fn still_broken(path: &RelPath, err: &SyntaxError, existed: bool) -> String {
 /// Refuses a delete or move under review mode, which stages content changes only.
 fn not_in_review(ws: &Workspace, verb: &str) -> Result<(), ToolError> {
     if ws.config.permission_mode == PermissionMode::Review {
-        return Err(ToolError::Refused(format!(
+        return Err(ToolError::refused(RefusalClass::Other, format!(
             "{verb} refused — review mode stages content changes only; ask the user to {verb} it, or to switch permission_mode to auto"
         )));
     }
@@ -350,7 +369,8 @@ pub struct Deleted {
 pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Deleted, ToolError> {
     let verb = "delete";
     if path.is_root() {
-        return Err(ToolError::Refused(
+        return Err(ToolError::refused(
+            RefusalClass::Args,
             "delete refused — that is the project root. Name a file or directory inside it.".into(),
         ));
     }
@@ -363,7 +383,7 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
     let mut raw = Vec::new();
     if meta.is_dir() {
         if !recursive {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Args, format!(
                 "delete refused — {path} is a directory. To delete it and everything in it, repeat the call with \"recursive\": true."
             )));
         }
@@ -374,7 +394,8 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
             .iter()
             .find(|e| boundary::is_under(&e.path, &real))
         {
-            return Err(ToolError::Refused(
+            return Err(ToolError::refused(
+                RefusalClass::Boundary,
                 inner
                     .boundary
                     .refusal(&format!("{path} (it holds {})", inner.path), verb),
@@ -389,14 +410,16 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
             verb,
             path,
         )?;
-        collect_tree(&dir, &mut raw)
-            .map_err(|e| ToolError::Refused(format!("delete of {path} failed: {e}")))?;
+        collect_tree(&dir, &mut raw).map_err(|e| {
+            ToolError::refused(RefusalClass::Io, format!("delete of {path} failed: {e}"))
+        })?;
         if let Some((p, b)) = raw
             .iter()
             .map(RawPath::display)
             .find_map(|p| boundary::classify(&p).map(|b| (p, b)))
         {
-            return Err(ToolError::Refused(
+            return Err(ToolError::refused(
+                RefusalClass::Boundary,
                 b.refusal(&format!("{path} (it holds {p})"), verb),
             ));
         }
@@ -430,7 +453,9 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
     } else {
         parent.remove_file(real.file_name())
     };
-    removed.map_err(|e| ToolError::Refused(format!("delete of {path} failed: {e}")))?;
+    removed.map_err(|e| {
+        ToolError::refused(RefusalClass::Io, format!("delete of {path} failed: {e}"))
+    })?;
     ws.session.changed.extend(paths.iter().cloned());
     Ok(Deleted {
         dry_run: false,
@@ -483,7 +508,8 @@ pub fn rename(
 ) -> Result<(Moved, Vec<NotSaved>), ToolError> {
     let verb = "move";
     if from.is_root() || to.is_root() {
-        return Err(ToolError::Refused(
+        return Err(ToolError::refused(
+            RefusalClass::Args,
             "move refused — the project root cannot be moved or replaced. Name files inside it."
                 .into(),
         ));
@@ -493,7 +519,7 @@ pub fn rename(
     check_boundary(to, to, verb)?;
     let meta = ws.jail.symlink_metadata(from)?;
     if meta.is_dir() {
-        return Err(ToolError::Refused(format!(
+        return Err(ToolError::refused(RefusalClass::Other, format!(
             "move refused — {from} is a directory; ws_mv moves one file at a time. Move its files one by one."
         )));
     }
@@ -503,7 +529,7 @@ pub fn rename(
     match ws.jail.symlink_metadata(to) {
         Err(PathError::NotFound { .. }) => {}
         Ok(_) => {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Other, format!(
                 "move refused — {to} already exists and ws_mv never overwrites. Choose another name, or delete {to} first with ws_delete if it should go."
             )))
         }
@@ -518,7 +544,7 @@ pub fn rename(
     let to_raw = RawPath::from_rel(&to_target.real);
     let too_large = meta.is_file() && meta.len() > ws.config.checkpoint_max_bytes;
     if ws.config.file_checkpoints && too_large && ws.session.checkpoints.contains(&to_raw) {
-        return Err(ToolError::Refused(format!(
+        return Err(ToolError::refused(RefusalClass::Other, format!(
             "move refused — {from} is too large to checkpoint ({} bytes, over checkpoint_max_bytes), and {to} was already changed in this session, so undoing the session would lose the file. Choose another name.",
             meta.len()
         )));
@@ -561,7 +587,9 @@ pub fn rename(
         )?;
         from_dir
             .rename(from_real.file_name(), &to_dir, to_target.real.file_name())
-            .map_err(|e| ToolError::Refused(format!("move of {from} failed: {e}")))?;
+            .map_err(|e| {
+                ToolError::refused(RefusalClass::Io, format!("move of {from} failed: {e}"))
+            })?;
         Moved::Renamed
     };
     ws.session.moved(&from_real, &to_target.real);
@@ -593,18 +621,21 @@ fn git_tracked(ws: &Workspace, path: &RelPath) -> bool {
 /// `git mv`, hardened like every git slmcode runs (no hooks, fsmonitor or filters).
 fn git_mv(ws: &Workspace, from: &RelPath, to: &RelPath) -> Result<(), ToolError> {
     let mut cmd = crate::git::command(ws.jail.root())
-        .map_err(|e| ToolError::Refused(format!("git mv could not run: {e}")))?;
+        .map_err(|e| ToolError::refused(RefusalClass::Io, format!("git mv could not run: {e}")))?;
     let out = cmd
         .args(["mv", "--"])
         .arg(from.as_path())
         .arg(to.as_path())
         .output()
-        .map_err(|e| ToolError::Refused(format!("git mv could not run: {e}")))?;
+        .map_err(|e| ToolError::refused(RefusalClass::Io, format!("git mv could not run: {e}")))?;
     if !out.status.success() {
-        return Err(ToolError::Refused(format!(
-            "git mv {from} {to} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(ToolError::refused(
+            RefusalClass::Io,
+            format!(
+                "git mv {from} {to} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
     }
     Ok(())
 }
@@ -628,7 +659,10 @@ fn restore_dir(
         .and_then(|rel| resolve_new(jail, &rel, "restore").ok());
     for place in [Some(&shown), leads_to.as_ref()].into_iter().flatten() {
         if let Some(b) = protected.classify(place) {
-            return Err(ToolError::Refused(b.refusal(&shown.to_string(), "restore")));
+            return Err(ToolError::refused(
+                RefusalClass::Boundary,
+                b.refusal(&shown.to_string(), "restore"),
+            ));
         }
     }
     let dir = anchored(
@@ -657,18 +691,24 @@ pub fn restore_file(
     let name = path.file_name();
     if let Ok(meta) = dir.symlink_metadata(name) {
         if meta.is_dir() {
-            return Err(ToolError::Refused(format!(
-                "restore of {shown} refused: a directory stands there now; move it away first"
-            )));
+            return Err(ToolError::refused(
+                RefusalClass::Other,
+                format!(
+                    "restore of {shown} refused: a directory stands there now; move it away first"
+                ),
+            ));
         }
         if meta.file_type().is_symlink() {
-            dir.remove_file(name)
-                .map_err(|e| ToolError::Refused(format!("restore of {shown} failed: {e}")))?;
+            dir.remove_file(name).map_err(|e| {
+                ToolError::refused(RefusalClass::Io, format!("restore of {shown} failed: {e}"))
+            })?;
         }
     }
     let staging = anchor::staging(jail, &protected);
     dir.replace_from(name, content, mode, staging.as_ref())
-        .map_err(|e| ToolError::Refused(format!("restore of {shown} failed: {e}")))
+        .map_err(|e| {
+            ToolError::refused(RefusalClass::Io, format!("restore of {shown} failed: {e}"))
+        })
 }
 
 /// Recreates a symlink (checkpoint restore).
@@ -679,8 +719,12 @@ pub fn restore_symlink(
 ) -> Result<(), ToolError> {
     remove_restored(jail, path)?;
     let (dir, _) = restore_dir(jail, path, true)?;
-    dir.symlink(target, path.file_name())
-        .map_err(|e| ToolError::Refused(format!("restore of {} failed: {e}", path.display())))
+    dir.symlink(target, path.file_name()).map_err(|e| {
+        ToolError::refused(
+            RefusalClass::Io,
+            format!("restore of {} failed: {e}", path.display()),
+        )
+    })
 }
 
 /// Removes a file or link that did not exist when the checkpoint was taken. Returns whether
@@ -693,17 +737,17 @@ pub fn remove_restored(jail: &Jail, path: &RawPath) -> Result<bool, ToolError> {
         Err(e) => return Err(e),
     };
     match dir.symlink_metadata(path.file_name()) {
-        Ok(meta) if meta.is_dir() => Err(ToolError::Refused(format!(
+        Ok(meta) if meta.is_dir() => Err(ToolError::refused(RefusalClass::Other, format!(
             "restore would remove {shown}, but it is a directory now; remove it by hand if it should go"
         ))),
         Ok(_) => {
             dir.remove_file(path.file_name()).map_err(|e| {
-                ToolError::Refused(format!("restore could not remove {shown}: {e}"))
+                ToolError::refused(RefusalClass::Io, format!("restore could not remove {shown}: {e}"))
             })?;
             Ok(true)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(ToolError::Refused(format!(
+        Err(e) => Err(ToolError::refused(RefusalClass::Io, format!(
             "restore could not look at {shown}: {e}"
         ))),
     }
@@ -721,12 +765,12 @@ fn anchored(
     shown: &RelPath,
 ) -> Result<Anchored, ToolError> {
     anchor::open_raw(jail, protected, dir, create, writer).map_err(|e| match e {
-        AnchorError::Protected(b, _) => ToolError::Refused(b.refusal(&shown.to_string(), verb)),
-        AnchorError::Changed(p) => ToolError::Refused(format!(
+        AnchorError::Protected(b, _) => ToolError::refused(RefusalClass::Boundary, b.refusal(&shown.to_string(), verb)),
+        AnchorError::Changed(p) => ToolError::refused(RefusalClass::Io, format!(
             "{verb} refused — {p} changed while {shown} was being written (it is not a plain directory now: a symlink or a file was put there). Nothing was written; look at it with ws_list and retry."
         )),
         AnchorError::Path(p) => ToolError::Path(p),
-        AnchorError::Io(p, e) => ToolError::Refused(format!("{verb} of {shown} failed at {p}: {e}")),
+        AnchorError::Io(p, e) => ToolError::refused(RefusalClass::Io, format!("{verb} of {shown} failed at {p}: {e}")),
     })
 }
 
@@ -774,7 +818,7 @@ pub(crate) fn write_from(
     )?;
     let staging = anchor::staging(jail, protected);
     dir.replace_from(path.file_name(), content, mode, staging.as_ref())
-        .map_err(|e| ToolError::Refused(e.to_string()))
+        .map_err(|e| ToolError::refused(RefusalClass::Io, e.to_string()))
 }
 
 /// The focus guard: with `focus:` globs configured, only matching paths may change.
@@ -795,11 +839,14 @@ fn check_focus(
                 builder.add(glob);
             }
         }
-        let set = builder
-            .build()
-            .map_err(|e| ToolError::Refused(format!("the focus globs are invalid: {e}")))?;
+        let set = builder.build().map_err(|e| {
+            ToolError::refused(
+                RefusalClass::Other,
+                format!("the focus globs are invalid: {e}"),
+            )
+        })?;
         if !(set.is_match(given.as_str()) && set.is_match(real.as_str())) {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Focus, format!(
                 "{verb} refused — {given} is outside this task's focus. Only paths matching {} may be changed; work within those files.",
                 focus
                     .iter()
@@ -827,15 +874,19 @@ fn verb_of(tool: &str) -> &'static str {
 /// handle, so nothing can be swapped in after the check.
 pub fn read_all(jail: &Jail, path: &RelPath) -> Result<Vec<u8>, ToolError> {
     let mut file = jail.open_file(path)?;
-    let meta = file
-        .metadata()
-        .map_err(|e| ToolError::Refused(format!("{path} could not be read: {e}")))?;
+    let meta = file.metadata().map_err(|e| {
+        ToolError::refused(RefusalClass::Io, format!("{path} could not be read: {e}"))
+    })?;
     if !meta.is_file() {
-        return Err(ToolError::Refused(not_regular(path, &meta.file_type())));
+        return Err(ToolError::refused(
+            RefusalClass::Other,
+            not_regular(path, &meta.file_type()),
+        ));
     }
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes)
-        .map_err(|e| ToolError::Refused(format!("{path} could not be read: {e}")))?;
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| {
+        ToolError::refused(RefusalClass::Io, format!("{path} could not be read: {e}"))
+    })?;
     Ok(bytes)
 }
 
@@ -876,7 +927,7 @@ fn resolve_new(jail: &Jail, path: &RelPath, verb: &str) -> Result<RelPath, ToolE
         match jail.resolve(&ancestor) {
             Ok(real) => {
                 if !jail.metadata(&real)?.is_dir() {
-                    return Err(ToolError::Refused(format!(
+                    return Err(ToolError::refused(RefusalClass::Other, format!(
                         "{verb} refused — {ancestor} is a file, so it cannot contain {path}. Choose another path."
                     )));
                 }
@@ -894,7 +945,10 @@ fn resolve_new(jail: &Jail, path: &RelPath, verb: &str) -> Result<RelPath, ToolE
 /// Refuses a path whose text crosses a boundary (`.slmcode/` or any `.git`).
 fn check_boundary(given: &RelPath, path: &RelPath, verb: &str) -> Result<(), ToolError> {
     match boundary::classify(path) {
-        Some(b) => Err(ToolError::Refused(b.refusal(&given.to_string(), verb))),
+        Some(b) => Err(ToolError::refused(
+            RefusalClass::Boundary,
+            b.refusal(&given.to_string(), verb),
+        )),
         None => Ok(()),
     }
 }
@@ -910,15 +964,19 @@ fn check_boundary_on_disk(
 ) -> Result<Protected, ToolError> {
     let protected = Protected::discover(jail);
     if let Some(b) = protected.classify(real) {
-        return Err(ToolError::Refused(b.refusal(&given.to_string(), verb)));
+        return Err(ToolError::refused(
+            RefusalClass::Boundary,
+            b.refusal(&given.to_string(), verb),
+        ));
     }
     // Every existing directory on the way, by identity: a bind mount or a hard-linked
     // directory cannot alias a protected place.
     match anchor::check(jail, &protected, &real.parent(), Writer::Tool) {
         Ok(()) => Ok(protected),
-        Err(AnchorError::Protected(b, _)) => {
-            Err(ToolError::Refused(b.refusal(&given.to_string(), verb)))
-        }
+        Err(AnchorError::Protected(b, _)) => Err(ToolError::refused(
+            RefusalClass::Boundary,
+            b.refusal(&given.to_string(), verb),
+        )),
         // A symlink in `real` (which has them resolved) appeared since: refused at the write.
         Err(_) => Ok(protected),
     }
@@ -935,7 +993,7 @@ fn check_reserved(path: &RelPath, verb: &str) -> Result<(), ToolError> {
     for comp in path.components() {
         let stem = comp.split('.').next().unwrap_or(comp).trim_end_matches(' ');
         if let Some(name) = RESERVED.iter().find(|r| r.eq_ignore_ascii_case(stem)) {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Other, format!(
                 "{verb} refused — \"{comp}\" uses the reserved device name {name} (like CON, PRN, AUX, NUL, COM1–9, LPT1–9), which Windows cannot open as a file. Choose another name, e.g. \"{}_file{}\".",
                 stem.to_lowercase(),
                 comp.get(stem.len()..).unwrap_or_default()

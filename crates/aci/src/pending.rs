@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::PermissionMode;
+use crate::error::RefusalClass;
 use crate::mutation::{self, Done, CONTROL_DIR};
 use crate::path::{Jail, PathError, RelPath};
 use crate::registry::ToolError;
@@ -48,7 +49,10 @@ pub fn stage(
     tool: &str,
 ) -> Result<String, ToolError> {
     let after = String::from_utf8(after.to_vec()).map_err(|_| {
-        ToolError::Refused("review mode can only stage text (UTF-8) content".to_string())
+        ToolError::refused(
+            RefusalClass::Other,
+            "review mode can only stage text (UTF-8) content".to_string(),
+        )
     })?;
     let created = state::now();
     let mut n = 1;
@@ -113,7 +117,7 @@ pub fn apply(ws: &mut Workspace, id: &str) -> Result<String, ToolError> {
     let path = RelPath::parse(&p.path, ws.jail.root())?;
     let current = current_bytes(&ws.jail, &path)?;
     if hash_of(current.as_deref()) != p.before {
-        return Err(ToolError::Refused(format!(
+        return Err(ToolError::refused(RefusalClass::Stale, format!(
             "pending change {id} was made against a different version of {}; it was not applied. Reject it and redo the change.",
             p.path
         )));

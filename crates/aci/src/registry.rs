@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::error::RefusalClass;
+pub use crate::error::ToolError;
+use crate::outcome::Outcome;
 use crate::output::cap;
-use crate::path::PathError;
 use crate::tools;
 use crate::workspace::Workspace;
 
@@ -189,6 +191,12 @@ impl Args {
     /// Argument names the spec does not know (only for specs that pass them on).
     pub fn unknown(&self) -> &[String] {
         &self.1
+    }
+
+    /// The arguments as one JSON object under their canonical names and types: what the
+    /// loop guard, the hooks and the trajectory see.
+    pub fn canonical(&self) -> Value {
+        Value::Object(self.0.clone())
     }
 
     /// Normalizes raw call arguments against a spec.
@@ -419,12 +427,22 @@ fn checklist_object_text(o: &Map<String, Value>) -> Result<String, String> {
     Ok(format!("[{}] {text}", if done { "x" } else { " " }))
 }
 
-/// A successful tool result before the cap.
+/// A successful tool result before the cap: the text and, beside it, what the call did.
 #[derive(Debug)]
 pub struct Reply {
     pub text: String,
     /// Overrides the spec's `rest_hint` when the tool knows a sharper one (the exact next call).
     pub rest_hint: Option<String>,
+    /// What the call did, as data (an edit's rung, a write's creation).
+    pub outcome: Outcome,
+}
+
+impl Reply {
+    /// This reply with `outcome` as what the call did.
+    pub fn with_outcome(mut self, outcome: Outcome) -> Reply {
+        self.outcome = outcome;
+        self
+    }
 }
 
 impl From<String> for Reply {
@@ -432,27 +450,29 @@ impl From<String> for Reply {
         Reply {
             text,
             rest_hint: None,
+            outcome: Outcome::Done,
         }
     }
 }
 
-/// Why a call did not succeed. The Display text is exactly what the model reads.
-#[derive(Debug, thiserror::Error)]
-pub enum ToolError {
-    #[error("{0}")]
-    Path(#[from] PathError),
-    #[error("{0}")]
-    Args(String),
-    /// The tool looked and refused, with a message that says how to retry.
-    #[error("{0}")]
-    Refused(String),
-}
-
-/// What a caller gets back: the capped text and whether it is an error.
+/// What a caller gets back: the capped text, whether it is an error, and what the call did
+/// (carried past the cap untouched, so no caller reads the text to learn it).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ToolResult {
     pub text: String,
     pub is_error: bool,
+    pub outcome: Outcome,
+}
+
+impl ToolResult {
+    /// A refusal the registry itself gives (unknown tool, loop guard, a blocking hook).
+    fn refused(class: RefusalClass, text: String) -> ToolResult {
+        ToolResult {
+            text,
+            is_error: true,
+            outcome: Outcome::Refused(class),
+        }
+    }
 }
 
 /// A tool: its spec and its behaviour. One file per tool under `tools/`; the harness adds
@@ -519,6 +539,16 @@ impl Registry {
         self.tools.iter().map(|t| t.spec())
     }
 
+    /// `raw` as the named tool would see it: aliases resolved, types coerced. `None` when the
+    /// tool is unknown or the arguments cannot be normalized. For logs that should show what
+    /// ran, not how the model spelled it.
+    pub fn canonical_args(&self, name: &str, raw: &Value) -> Option<Value> {
+        let tool = self.tools.iter().find(|t| t.spec().name == name)?;
+        Args::normalize(tool.spec(), raw)
+            .ok()
+            .map(|a| a.canonical())
+    }
+
     /// The names of the offered tools, in order.
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.iter().map(|t| t.spec().name).collect()
@@ -542,63 +572,73 @@ impl Registry {
     pub fn call(&self, ws: &mut Workspace, name: &str, raw_args: &Value) -> ToolResult {
         let max = ws.config.max_tool_chars;
         let Some(tool) = self.tools.iter().find(|t| t.spec().name == name) else {
-            return ToolResult {
-                text: cap(
+            return ToolResult::refused(
+                RefusalClass::UnknownTool,
+                cap(
                     &self.unknown_tool(name),
                     max,
                     "ask for one of the tools listed",
                 ),
-                is_error: true,
-            };
+            );
         };
         let spec = tool.spec();
+        // Arguments are normalized before anything looks at them: the loop guard and the
+        // hooks see canonical names and types, so `file_path` cannot walk past a hook that
+        // checks `path`. Arguments that cannot be normalized are shown as sent.
+        let normalized = Args::normalize(spec, raw_args);
+        let canonical = match &normalized {
+            Ok(args) => args.canonical(),
+            Err(_) => raw_args.clone(),
+        };
         // The loop guard sees every call, whichever caller made it.
         // A call that changes things is stopped before it runs; a read-only one is stopped
         // when it gives the same answer as before (a file changed from outside reads anew).
-        let key = crate::loopguard::call_key(name, raw_args);
+        let key = crate::loopguard::call_key(name, &canonical);
         if !spec.effect.read_only && ws.session.loop_guard.repeated(&key, None) {
             let nudge = ws.session.loop_guard.intervene(name);
-            return ToolResult {
-                text: cap(&nudge, max, ""),
-                is_error: true,
-            };
+            return ToolResult::refused(RefusalClass::Loop, cap(&nudge, max, ""));
         }
         if let Some(text) = self
             .hooks
             .as_ref()
-            .and_then(|h| h.before(ws, name, raw_args))
+            .and_then(|h| h.before(ws, name, &canonical))
         {
-            return ToolResult {
-                text: cap(&text, max, ""),
-                is_error: true,
-            };
+            return ToolResult::refused(RefusalClass::Blocked, cap(&text, max, ""));
         }
         let epoch = ws.session.read_epoch();
-        let outcome = Args::normalize(spec, raw_args).and_then(|args| {
+        let outcome = normalized.and_then(|args| {
             catch_unwind(AssertUnwindSafe(|| tool.run(ws, &args))).unwrap_or_else(|_| {
-                Err(ToolError::Refused(format!(
-                    "internal error in {name} (a bug in slmcode, not in your call); try a different approach"
-                )))
+                Err(ToolError::refused(
+                    RefusalClass::Internal,
+                    format!("internal error in {name} (a bug in slmcode, not in your call); try a different approach"),
+                ))
             })
         });
         let changed_state =
             (!spec.effect.read_only && outcome.is_ok()) || ws.session.read_epoch() != epoch;
-        let (mut text, is_error, hint) = match outcome {
+        let (mut text, is_error, hint, outcome) = match outcome {
             Ok(reply) => (
                 reply.text,
                 false,
                 reply
                     .rest_hint
                     .unwrap_or_else(|| spec.rest_hint.to_string()),
+                reply.outcome,
             ),
-            Err(e) => (e.to_string(), true, spec.rest_hint.to_string()),
+            Err(e) => (
+                e.to_string(),
+                true,
+                spec.rest_hint.to_string(),
+                Outcome::Refused(e.class()),
+            ),
         };
         if let Some(hooks) = &self.hooks {
             let raw = ToolResult {
                 text: text.clone(),
                 is_error,
+                outcome: outcome.clone(),
             };
-            if let Some(note) = hooks.after(ws, name, raw_args, &raw) {
+            if let Some(note) = hooks.after(ws, name, &canonical, &raw) {
                 text.push('\n');
                 text.push_str(&note);
             }
@@ -608,6 +648,7 @@ impl Registry {
         let result = ToolResult {
             text: cap(&text, max, &hint),
             is_error,
+            outcome,
         };
         let hash = crate::loopguard::result_hash(&result.text, result.is_error);
         if spec.effect.read_only
@@ -615,10 +656,7 @@ impl Registry {
             && ws.session.loop_guard.repeated(&key, Some(hash))
         {
             let nudge = ws.session.loop_guard.intervene(name);
-            return ToolResult {
-                text: cap(&nudge, max, ""),
-                is_error: true,
-            };
+            return ToolResult::refused(RefusalClass::Loop, cap(&nudge, max, ""));
         }
         ws.session.loop_guard.record(key, hash, changed_state);
         result

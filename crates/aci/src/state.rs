@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::anchor::{self, Writer};
 use crate::boundary::Protected;
+use crate::error::RefusalClass;
 use crate::mutation;
 use crate::path::{Jail, PathError, RawPath, RelPath};
 use crate::registry::ToolError;
@@ -28,9 +29,10 @@ pub fn now() -> u64 {
 /// Ids are letters, digits and dashes, so one can never name a path elsewhere.
 pub fn check_id(id: &str, what: &str, list_command: &str) -> Result<(), ToolError> {
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-        return Err(ToolError::Refused(format!(
-            "\"{id}\" is not a {what} id (see `{list_command}`)"
-        )));
+        return Err(ToolError::refused(
+            RefusalClass::Args,
+            format!("\"{id}\" is not a {what} id (see `{list_command}`)"),
+        ));
     }
     Ok(())
 }
@@ -38,8 +40,12 @@ pub fn check_id(id: &str, what: &str, list_command: &str) -> Result<(), ToolErro
 /// Writes a record (or blob) durably, through the one write path.
 pub fn write(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
     let protected = Protected::discover(jail);
-    mutation::write_file(jail, &protected, path, bytes, RECORD_MODE, Writer::Harness)
-        .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
+    mutation::write_file(jail, &protected, path, bytes, RECORD_MODE, Writer::Harness).map_err(|e| {
+        ToolError::refused(
+            RefusalClass::Io,
+            format!("could not save {path}: {e}; nothing was changed"),
+        )
+    })
 }
 
 /// Writes a blob streamed from `content` (never whole in memory), durably, through the one
@@ -54,13 +60,19 @@ pub fn write_from(jail: &Jail, path: &RelPath, content: &mut dyn Read) -> Result
         RECORD_MODE,
         Writer::Harness,
     )
-    .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
+    .map_err(|e| {
+        ToolError::refused(
+            RefusalClass::Io,
+            format!("could not save {path}: {e}; nothing was changed"),
+        )
+    })
 }
 
 /// Removes a record (or blob) of the harness's own.
 pub fn remove(jail: &Jail, path: &RelPath) -> Result<(), ToolError> {
-    let fail =
-        |e: &dyn std::fmt::Display| ToolError::Refused(format!("could not remove {path}: {e}"));
+    let fail = |e: &dyn std::fmt::Display| {
+        ToolError::refused(RefusalClass::Io, format!("could not remove {path}: {e}"))
+    };
     let protected = Protected::discover(jail);
     let dir = anchor::open(jail, &protected, &path.parent(), false, Writer::Harness)
         .map_err(|e| fail(&e))?;
@@ -70,8 +82,9 @@ pub fn remove(jail: &Jail, path: &RelPath) -> Result<(), ToolError> {
 /// Appends to a log record (a run's trajectory), creating it (and its directory) private to
 /// the user. A log grows a line at a time, so it is appended to rather than replaced.
 pub fn append(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
-    let fail =
-        |e: &dyn std::fmt::Display| ToolError::Refused(format!("could not write {path}: {e}"));
+    let fail = |e: &dyn std::fmt::Display| {
+        ToolError::refused(RefusalClass::Io, format!("could not write {path}: {e}"))
+    };
     let protected = Protected::discover(jail);
     let dir = anchor::open(jail, &protected, &path.parent(), true, Writer::Harness)
         .map_err(|e| fail(&e))?;
@@ -82,14 +95,18 @@ pub fn append(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError
 /// Writes a file meant to be shared and committed (`slmcode init`'s config): 0644.
 pub fn write_shared(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
     let protected = Protected::discover(jail);
-    mutation::write_file(jail, &protected, path, bytes, 0o644, Writer::Harness)
-        .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}; nothing was changed")))
+    mutation::write_file(jail, &protected, path, bytes, 0o644, Writer::Harness).map_err(|e| {
+        ToolError::refused(
+            RefusalClass::Io,
+            format!("could not save {path}: {e}; nothing was changed"),
+        )
+    })
 }
 
 /// Writes a record as pretty JSON.
 pub fn write_json(jail: &Jail, path: &RelPath, value: &impl Serialize) -> Result<(), ToolError> {
     let json = serde_json::to_vec_pretty(value)
-        .map_err(|e| ToolError::Refused(format!("could not save {path}: {e}")))?;
+        .map_err(|e| ToolError::refused(RefusalClass::Io, format!("could not save {path}: {e}")))?;
     write(jail, path, &json)
 }
 
@@ -102,12 +119,12 @@ pub fn read_json<T: DeserializeOwned>(
     let bytes = match mutation::read_all(jail, path) {
         Ok(b) => b,
         Err(ToolError::Path(PathError::NotFound { .. })) => {
-            return Err(ToolError::Refused(missing()))
+            return Err(ToolError::refused(RefusalClass::NotFound, missing()))
         }
         Err(e) => return Err(e),
     };
     serde_json::from_slice(&bytes)
-        .map_err(|e| ToolError::Refused(format!("{path} is unreadable: {e}")))
+        .map_err(|e| ToolError::refused(RefusalClass::Io, format!("{path} is unreadable: {e}")))
 }
 
 /// The entry names of a records directory; none when it does not exist yet.

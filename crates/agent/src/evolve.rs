@@ -4,7 +4,7 @@
 //! Small models differ a lot in which edit format they can produce reliably: one lands
 //! search/replace blocks but mangles diffs, another writes clean unified diffs. Instead of
 //! hard-coding a table, the harness offers one format per run (an *arm*), reads what the edit
-//! tools reported ([`classify`]), turns that into a reward in [0, 1] ([`reward`]) and updates a
+//! tools reported as data ([`EditOutcome::of`]), turns that into a reward in [0, 1] ([`reward`]) and updates a
 //! Beta posterior per arm ([`Evolve::record`]). The next run picks an arm by Thompson sampling
 //! with a decaying exploration rate ([`Evolve::choose`]).
 //!
@@ -22,6 +22,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rand::RngExt as _;
 use rand_distr::{Beta, Distribution as _};
 use serde::{Deserialize, Serialize};
+use slmcode_aci::matching::Rung;
+use slmcode_aci::outcome::Drift;
+use slmcode_aci::{Outcome, RefusalClass};
 
 // ---------------------------------------------------------------------------------------------
 // Arms
@@ -318,62 +321,28 @@ pub fn dominant_language<'a>(paths: impl IntoIterator<Item = &'a str>) -> &'stat
 // Outcomes
 // ---------------------------------------------------------------------------------------------
 
-/// The fuzzy strategy an edit landed on: how far the model's text had drifted from the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Rung {
-    /// Line endings or trailing spaces differed.
-    TrailingWhitespace,
-    /// Indentation differed.
-    Indentation,
-    /// Blank-line spacing differed.
-    BlankLines,
-    /// Only the first and last lines matched; the middle was taken on trust.
-    Anchored,
-    /// Smart quotes, dashes or non-breaking spaces differed.
-    Unicode,
-    /// The model sent literal `\n` or `\"` escapes.
-    Escapes,
-    /// The model pasted `ws_read` line numbers into its text.
-    Gutter,
-}
+/// The drifts the profile counts, in the order it lists them (ties keep this order).
+const DRIFTS: [Drift; 7] = [
+    Drift::Rung(Rung::TrailingWhitespace),
+    Drift::Rung(Rung::Indentation),
+    Drift::Rung(Rung::BlankLines),
+    Drift::Rung(Rung::Anchored),
+    Drift::Rung(Rung::Unicode),
+    Drift::Rung(Rung::Escapes),
+    Drift::Gutter,
+];
 
-impl Rung {
-    /// Every rung, in declaration order (also the tie order of the drift profile).
-    const ALL: [Rung; 7] = [
-        Rung::TrailingWhitespace,
-        Rung::Indentation,
-        Rung::BlankLines,
-        Rung::Anchored,
-        Rung::Unicode,
-        Rung::Escapes,
-        Rung::Gutter,
-    ];
-
-    /// How much the text had to be bent to match; the worst one of a patch decides.
-    fn severity(self) -> u8 {
-        match self {
-            Rung::Gutter => 1,
-            Rung::TrailingWhitespace => 2,
-            Rung::BlankLines => 3,
-            Rung::Indentation => 4,
-            Rung::Unicode => 5,
-            Rung::Escapes => 6,
-            Rung::Anchored => 7,
-        }
-    }
-
-    /// The words used in the drift profile.
-    fn label(self) -> &'static str {
-        match self {
-            Rung::TrailingWhitespace => "trailing whitespace",
-            Rung::Indentation => "indentation",
-            Rung::BlankLines => "blank lines",
-            Rung::Anchored => "anchored",
-            Rung::Unicode => "unicode punctuation",
-            Rung::Escapes => "escapes",
-            Rung::Gutter => "line-number gutter",
-        }
+/// The words the drift profile uses for a drift.
+fn drift_label(drift: Drift) -> &'static str {
+    match drift {
+        Drift::Gutter => "line-number gutter",
+        Drift::Rung(Rung::TrailingWhitespace) => "trailing whitespace",
+        Drift::Rung(Rung::Indentation) => "indentation",
+        Drift::Rung(Rung::BlankLines) => "blank lines",
+        Drift::Rung(Rung::Anchored) => "anchored",
+        Drift::Rung(Rung::Unicode) => "unicode punctuation",
+        Drift::Rung(Rung::Escapes) => "escapes",
+        Drift::Rung(Rung::Exact) => "exact",
     }
 }
 
@@ -384,146 +353,35 @@ impl Rung {
 pub enum EditOutcome {
     /// Landed on the exact rung (or a patch whose hunks all applied exactly, or a write).
     Exact,
-    /// Landed on a fuzzy rung.
-    Fuzzy(Rung),
+    /// Landed, but the text had drifted (the worst drift of a patch's hunks).
+    Fuzzy(Drift),
     /// Refused: not found, ambiguous, read-before-edit, bad arguments, and so on.
     Refused,
     /// Landed but was reverted by the syntax check.
     Reverted,
 }
 
-/// Which edit tool a result came from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum EditTool {
-    Edit,
-    Patch,
-    Write,
-}
-
-/// Classifies the result text of an edit tool into an [`EditOutcome`], so the harness can
-/// feed the bandit from the transcript without the tools knowing about it.
-///
-/// The contract, matched case-insensitively and leniently (a namespaced tool name such as
-/// `mcp__slmcode__ws_edit` counts as `ws_edit`):
-///
-/// - Any tool other than `ws_edit`, `ws_patch`, `ws_write` → `None`.
-/// - `is_error` and the first line starts with `<word> REVERTED` or `REVERTED`
-///   (`EDIT REVERTED`, `PATCH REVERTED`, `WRITE REVERTED`) → [`EditOutcome::Reverted`];
-///   any other error → [`EditOutcome::Refused`].
-/// - `ws_edit` success (`edited PATH (N replacement(s))`): the rung comes from the appended
-///   notes, bracketed text containing `matched`, `stripped`, `normaliz`, `unescap` or `ignor`:
-///   `line number`/`gutter` → Gutter, `unicode` → Unicode, `escap` → Escapes, `anchor` →
-///   Anchored, `blank` → BlankLines, `indent` → Indentation, `trailing`/`whitespace` →
-///   TrailingWhitespace. No note → Exact. Several notes → the most fuzzy one (from least
-///   to most: gutter, trailing whitespace, blank lines, indentation, unicode, escapes,
-///   anchored).
-/// - `ws_patch` success (`patched PATH (N hunk(s))`): also each `hunk i/n …` or `block i/n …`
-///   line's rung label after its `anchored@A..B` location (`exact`, `trailing-whitespace…`,
-///   `indentation…`, `blank-line…`, `anchored…`, `unicode…`, `escape…`); the most fuzzy hunk or
-///   note decides; all exact → Exact.
-/// - `ws_write` success (`created …`, `wrote …`, `overwrote …`, or `… already has exactly this
-///   content`) → Exact.
-/// - A success text that does not say `edited` / `patched` / one of the write verbs → `None`:
-///   what cannot be read is not counted.
-pub fn classify(tool: &str, is_error: bool, text: &str) -> Option<EditOutcome> {
-    let tool = tool.trim().to_ascii_lowercase();
-    let kind = if tool.ends_with("ws_edit") {
-        EditTool::Edit
-    } else if tool.ends_with("ws_patch") {
-        EditTool::Patch
-    } else if tool.ends_with("ws_write") {
-        EditTool::Write
-    } else {
-        return None;
-    };
-    let lower = text.to_lowercase();
-    let body = lower.trim_start();
-    if is_error {
-        let first = body.lines().next().unwrap_or_default();
-        let mut words = first.split_whitespace();
-        let reverted = words.next().is_some_and(|w| w.starts_with("reverted"))
-            || words.next().is_some_and(|w| w.starts_with("reverted"));
-        return Some(if reverted {
-            EditOutcome::Reverted
-        } else {
-            EditOutcome::Refused
-        });
-    }
-    match kind {
-        EditTool::Write => {
-            let wrote = [
-                "created",
-                "wrote",
-                "overwrote",
-                "already has exactly this content",
-            ]
+impl EditOutcome {
+    /// The edit outcome of a call, read from the tool's typed outcome; `None` for tools that
+    /// are not edit tools (ws_edit, ws_patch, ws_write; a namespaced name such as
+    /// `mcp__slmcode__ws_edit` counts), and for a success with nothing to learn from.
+    pub fn of(tool: &str, outcome: &Outcome) -> Option<EditOutcome> {
+        let tool = tool.trim();
+        if !["ws_edit", "ws_patch", "ws_write"]
             .iter()
-            .any(|w| body.contains(w));
-            wrote.then_some(EditOutcome::Exact)
+            .any(|t| tool.ends_with(t))
+        {
+            return None;
         }
-        EditTool::Edit => body
-            .contains("edited")
-            .then(|| outcome_of(note_rungs(body))),
-        EditTool::Patch => body.contains("patched").then(|| {
-            let hunks = body.lines().filter_map(hunk_rung);
-            outcome_of(note_rungs(body).chain(hunks))
-        }),
-    }
-}
-
-/// The most fuzzy rung among `rungs`, or Exact if there is none.
-fn outcome_of(rungs: impl Iterator<Item = Rung>) -> EditOutcome {
-    rungs
-        .max_by_key(|r| r.severity())
-        .map_or(EditOutcome::Exact, EditOutcome::Fuzzy)
-}
-
-/// The rungs named by the bracketed notes in a (lowercased) success text.
-fn note_rungs(text: &str) -> impl Iterator<Item = Rung> + '_ {
-    text.split('[').skip(1).filter_map(|segment| {
-        let note = segment.split(']').next().unwrap_or_default();
-        let is_match_note = ["matched", "stripped", "normaliz", "unescap", "ignor"]
-            .iter()
-            .any(|w| note.contains(w));
-        if is_match_note {
-            rung_in(note)
-        } else {
-            None
+        match outcome {
+            Outcome::Edited(edit) => {
+                Some(edit.drift().map_or(EditOutcome::Exact, EditOutcome::Fuzzy))
+            }
+            Outcome::Written(_) => Some(EditOutcome::Exact),
+            Outcome::Refused(RefusalClass::Reverted) => Some(EditOutcome::Reverted),
+            Outcome::Refused(_) => Some(EditOutcome::Refused),
+            Outcome::Done => None,
         }
-    })
-}
-
-/// The rung of one `hunk i/n anchored@A..B LABEL` (or `block …`) line, if it names a fuzzy one.
-fn hunk_rung(line: &str) -> Option<Rung> {
-    let line = line.trim_start();
-    if !(line.starts_with("hunk ") || line.starts_with("block ")) {
-        return None;
-    }
-    let (_, after) = line.split_once("anchored@")?;
-    let label = after.split_once(char::is_whitespace)?.1;
-    // A note after the label (`[landed 3 lines below …]`) is not part of it.
-    let label = label.split('[').next().unwrap_or_default();
-    rung_in(label)
-}
-
-/// The rung a note or label names; `None` for `exact` or anything unrecognised.
-fn rung_in(text: &str) -> Option<Rung> {
-    if text.contains("line number") || text.contains("gutter") {
-        Some(Rung::Gutter)
-    } else if text.contains("unicode") {
-        Some(Rung::Unicode)
-    } else if text.contains("escap") {
-        Some(Rung::Escapes)
-    } else if text.contains("anchor") {
-        Some(Rung::Anchored)
-    } else if text.contains("blank") {
-        Some(Rung::BlankLines)
-    } else if text.contains("indent") {
-        Some(Rung::Indentation)
-    } else if text.contains("trailing") || text.contains("whitespace") {
-        Some(Rung::TrailingWhitespace)
-    } else {
-        None
     }
 }
 
@@ -559,7 +417,7 @@ pub fn reward(outcomes: &[EditOutcome]) -> Option<f64> {
                 score += 1.0;
                 landed += 1;
             }
-            EditOutcome::Fuzzy(Rung::Anchored) => {
+            EditOutcome::Fuzzy(Drift::Rung(Rung::Anchored)) => {
                 score += 0.5;
                 landed += 1;
             }
@@ -648,27 +506,30 @@ struct RungCounts {
 }
 
 impl RungCounts {
-    fn get(&self, rung: Rung) -> u64 {
-        match rung {
-            Rung::TrailingWhitespace => self.trailing_whitespace,
-            Rung::Indentation => self.indentation,
-            Rung::BlankLines => self.blank_lines,
-            Rung::Anchored => self.anchored,
-            Rung::Unicode => self.unicode,
-            Rung::Escapes => self.escapes,
-            Rung::Gutter => self.gutter,
+    fn get(&self, drift: Drift) -> u64 {
+        match drift {
+            Drift::Rung(Rung::TrailingWhitespace) => self.trailing_whitespace,
+            Drift::Rung(Rung::Indentation) => self.indentation,
+            Drift::Rung(Rung::BlankLines) => self.blank_lines,
+            Drift::Rung(Rung::Anchored) => self.anchored,
+            Drift::Rung(Rung::Unicode) => self.unicode,
+            Drift::Rung(Rung::Escapes) => self.escapes,
+            Drift::Rung(Rung::Exact) => 0,
+            Drift::Gutter => self.gutter,
         }
     }
 
-    fn get_mut(&mut self, rung: Rung) -> &mut u64 {
-        match rung {
-            Rung::TrailingWhitespace => &mut self.trailing_whitespace,
-            Rung::Indentation => &mut self.indentation,
-            Rung::BlankLines => &mut self.blank_lines,
-            Rung::Anchored => &mut self.anchored,
-            Rung::Unicode => &mut self.unicode,
-            Rung::Escapes => &mut self.escapes,
-            Rung::Gutter => &mut self.gutter,
+    /// The counter of a drift; `None` for exact, which is not a drift.
+    fn get_mut(&mut self, drift: Drift) -> Option<&mut u64> {
+        match drift {
+            Drift::Rung(Rung::TrailingWhitespace) => Some(&mut self.trailing_whitespace),
+            Drift::Rung(Rung::Indentation) => Some(&mut self.indentation),
+            Drift::Rung(Rung::BlankLines) => Some(&mut self.blank_lines),
+            Drift::Rung(Rung::Anchored) => Some(&mut self.anchored),
+            Drift::Rung(Rung::Unicode) => Some(&mut self.unicode),
+            Drift::Rung(Rung::Escapes) => Some(&mut self.escapes),
+            Drift::Rung(Rung::Exact) => None,
+            Drift::Gutter => Some(&mut self.gutter),
         }
     }
 }
@@ -677,7 +538,7 @@ impl RungCounts {
 /// drift profile reports.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-struct Drift {
+struct DriftProfile {
     edits: u64,
     exact: u64,
     refused: u64,
@@ -690,7 +551,7 @@ struct Drift {
 struct KeyState {
     last_used: u64,
     arms: Arms,
-    drift: Drift,
+    drift: DriftProfile,
 }
 
 impl KeyState {
@@ -735,7 +596,7 @@ struct KeyEntry {
     #[serde(default)]
     arms: Arms,
     #[serde(default)]
-    drift: Drift,
+    drift: DriftProfile,
 }
 
 /// The file's top level.
@@ -1043,7 +904,10 @@ impl Evolve {
             drift.edits = drift.edits.saturating_add(1);
             let counter = match outcome {
                 EditOutcome::Exact => &mut drift.exact,
-                EditOutcome::Fuzzy(rung) => drift.fuzzy.get_mut(*rung),
+                EditOutcome::Fuzzy(d) => match drift.fuzzy.get_mut(*d) {
+                    Some(count) => count,
+                    None => &mut drift.exact,
+                },
                 EditOutcome::Refused => &mut drift.refused,
                 EditOutcome::Reverted => &mut drift.reverted,
             };
@@ -1182,14 +1046,14 @@ fn default_path_from(xdg: Option<OsString>, home: Option<OsString>) -> Option<Pa
 
 /// `family · language: 31% indentation, 12% trailing whitespace, 5% refused (42 edits)`:
 /// the non-exact outcomes, largest share first.
-fn drift_line(family: &str, language: &str, drift: &Drift) -> String {
+fn drift_line(family: &str, language: &str, drift: &DriftProfile) -> String {
     let head = format!("{family} · {language}");
     if drift.edits == 0 {
         return format!("{head}: no edits recorded");
     }
-    let mut parts: Vec<(u64, &str)> = Rung::ALL
+    let mut parts: Vec<(u64, &str)> = DRIFTS
         .iter()
-        .map(|r| (drift.fuzzy.get(*r), r.label()))
+        .map(|d| (drift.fuzzy.get(*d), drift_label(*d)))
         .chain([(drift.refused, "refused"), (drift.reverted, "reverted")])
         .filter(|(count, _)| *count > 0)
         .collect();
@@ -1344,159 +1208,94 @@ mod tests {
         assert_eq!(Arm::parse(""), None);
     }
 
-    // --- classify ---------------------------------------------------------------------
+    // --- edit outcomes ----------------------------------------------------------------
 
-    fn fuzzy(r: Rung) -> Option<EditOutcome> {
-        Some(EditOutcome::Fuzzy(r))
+    fn edited(rung: Rung, gutter: bool, hunks: &[Rung]) -> Outcome {
+        Outcome::Edited(slmcode_aci::outcome::Edit {
+            rung,
+            gutter,
+            hunks: hunks
+                .iter()
+                .map(|r| slmcode_aci::outcome::HunkReport {
+                    rung: *r,
+                    first_line: 1,
+                    last_line: 1,
+                    offset: None,
+                })
+                .collect(),
+            applied: slmcode_aci::outcome::Applied::Written,
+        })
     }
 
     #[test]
-    fn classify_ws_edit_success() {
-        let exact = "edited src/app.py (1 replacement(s))";
-        assert_eq!(classify("ws_edit", false, exact), Some(EditOutcome::Exact));
-        let cases = [
-            (
-                "[matched ignoring trailing whitespace — your old_str had different line endings]",
-                Rung::TrailingWhitespace,
-            ),
-            (
-                "[matched after normalizing indentation — your old_str was indented differently]",
-                Rung::Indentation,
-            ),
-            (
-                "[matched ignoring blank lines — your old_str had different blank-line spacing]",
-                Rung::BlankLines,
-            ),
-            (
-                "[matched on first+last line anchors — the middle of your old_str did not match exactly; verify the result with ws_read]",
-                Rung::Anchored,
-            ),
-            (
-                "[matched after normalizing unicode punctuation — your old_str had smart quotes, dashes or non-breaking spaces where the file has others]",
-                Rung::Unicode,
-            ),
-            (
-                "[matched after unescaping \\n and \\\" in old_str — send real line breaks and quotes, not backslash escapes]",
-                Rung::Escapes,
-            ),
-            (
-                "[stripped ws_read line numbers from old_str — do not include them]",
-                Rung::Gutter,
-            ),
-        ];
-        for (note, rung) in cases {
-            let text = format!("edited src/app.py (2 replacement(s)) {note}");
-            assert_eq!(classify("ws_edit", false, &text), fuzzy(rung), "{text}");
+    fn edit_outcomes_come_from_the_typed_outcome() {
+        use EditOutcome::{Exact, Fuzzy, Refused, Reverted};
+        let of = EditOutcome::of;
+        assert_eq!(of("ws_edit", &edited(Rung::Exact, false, &[])), Some(Exact));
+        for rung in Rung::ALL.into_iter().filter(|r| *r != Rung::Exact) {
             assert_eq!(
-                classify("ws_edit", false, &text.to_uppercase()),
-                fuzzy(rung),
-                "case-insensitive: {text}"
+                of("ws_edit", &edited(rung, true, &[])),
+                Some(Fuzzy(Drift::Rung(rung))),
+                "a rung outranks a stripped gutter"
             );
         }
-        // Two notes: the more fuzzy one decides.
-        let both = "edited a.rs (1 replacement(s)) [stripped ws_read line numbers from old_str — do not include them] [matched after normalizing indentation — your old_str was indented differently]";
-        assert_eq!(classify("ws_edit", false, both), fuzzy(Rung::Indentation));
-    }
-
-    #[test]
-    fn classify_ignores_paths_and_other_brackets() {
-        // Marker words in the path, or in brackets that are not match notes, are no rung.
-        let text = "edited src/indent/escape_unicode.rs (1 replacement(s))";
-        assert_eq!(classify("ws_edit", false, text), Some(EditOutcome::Exact));
-        let text = "edited app/[anchored]/page.tsx (1 replacement(s))";
-        assert_eq!(classify("ws_edit", false, text), Some(EditOutcome::Exact));
-        let staged = "edited a.py (1 replacement(s))\n[review mode — staged as .slmcode/pending/3.json; the file changes only when the user runs `slmcode pending apply 3`]";
-        assert_eq!(classify("ws_edit", false, staged), Some(EditOutcome::Exact));
-        let dry = "[dry-run — nothing was written] would have: edited a.py (1 replacement(s)) [matched ignoring blank lines — your old_str had different blank-line spacing]\n--- a/a.py";
-        assert_eq!(classify("ws_edit", false, dry), fuzzy(Rung::BlankLines));
-    }
-
-    #[test]
-    fn classify_ws_patch_success() {
-        let exact = "patched app.py (2 hunk(s))\nhunk 1/2 anchored@10..14 exact\nhunk 2/2 inserted after line 30";
-        assert_eq!(classify("ws_patch", false, exact), Some(EditOutcome::Exact));
-        // Labels as the tools print them, and the short forms.
-        let cases = [
-            ("trailing-whitespace-insensitive", Rung::TrailingWhitespace),
-            ("trailing-whitespace", Rung::TrailingWhitespace),
-            ("indentation-normalized", Rung::Indentation),
-            ("indentation", Rung::Indentation),
-            ("blank-line-insensitive", Rung::BlankLines),
-            ("blank-lines", Rung::BlankLines),
-            ("anchored-first-last-line", Rung::Anchored),
-            ("anchored", Rung::Anchored),
-            ("unicode-punctuation-normalized", Rung::Unicode),
-            ("escape-unescaped", Rung::Escapes),
-        ];
-        for (label, rung) in cases {
-            let text = format!(
-                "patched src/lib.rs (2 hunk(s))\nhunk 1/2 anchored@10..14 exact\nhunk 2/2 anchored@40..41 {label}"
-            );
-            assert_eq!(classify("ws_patch", false, &text), fuzzy(rung), "{text}");
-        }
-        // The worst hunk decides.
-        let mixed = "patched a.rs (3 hunk(s))\nhunk 1/3 anchored@1..2 trailing-whitespace-insensitive\nhunk 2/3 anchored@5..9 anchored-first-last-line\nhunk 3/3 anchored@20..22 indentation-normalized\n[matched ignoring trailing whitespace — your old_str had different line endings]";
-        assert_eq!(classify("ws_patch", false, mixed), fuzzy(Rung::Anchored));
-        // Search/replace-form patches report blocks; a relocation note is not a rung.
-        let blocks = "patched a.rs (1 block(s))\nblock 1/1 anchored@3..4 exact [landed 12 lines below its @@ position: its context is unique in the file]";
         assert_eq!(
-            classify("ws_patch", false, blocks),
-            Some(EditOutcome::Exact)
+            of("ws_patch", &edited(Rung::Exact, true, &[Rung::Exact])),
+            Some(Fuzzy(Drift::Gutter))
         );
-        let gutter = "patched a.rs (1 hunk(s))\nhunk 1/1 anchored@3..4 exact\n[stripped ws_read line numbers from old_str — do not include them]";
-        assert_eq!(classify("ws_patch", false, gutter), fuzzy(Rung::Gutter));
-    }
-
-    #[test]
-    fn classify_ws_write_and_errors() {
-        for text in [
-            "created src/util/new.rs (1 line, 14 bytes)",
-            "wrote src/app.py (12 lines, 301 bytes; was 10 lines) [kept the file's CRLF line endings]",
-            "overwrote src/app.py",
-            "src/app.py already has exactly this content; nothing was written.",
-        ] {
-            assert_eq!(classify("ws_write", false, text), Some(EditOutcome::Exact), "{text}");
-        }
-        let revert = "EDIT REVERTED — a.rs parsed correctly before your change and does NOT parse after it (tree-sitter rust): line 3\n         The file is unchanged on disk.";
-        for (tool, text) in [
-            ("ws_edit", revert.to_string()),
-            ("ws_patch", revert.replace("EDIT", "PATCH")),
-            ("ws_write", revert.replace("EDIT", "WRITE")),
-            ("ws_edit", "  Edit reverted: syntax".to_string()),
-        ] {
-            assert_eq!(
-                classify(tool, true, &text),
-                Some(EditOutcome::Reverted),
-                "{text}"
-            );
-        }
-        for (tool, text) in [
-            ("ws_edit", "old_str not found in src/app.py. The closest region (lines marked > differ):"),
-            ("ws_edit", "old_str matches 3 places (lines 4, 9, 12); add context to make it unique"),
-            ("ws_edit", "read src/app.py with ws_read before editing it"),
-            ("ws_patch", "patch refused — nothing was written: 1 of 2 hunk(s) did not apply.\nhunk 1/2 anchored@1..2 exact\nhunk 2/2 FAILED: its context was not found; it was reverted"),
-            ("ws_write", "write refused — this would shrink a.rs from 900 to 10 bytes (1% of its size)."),
-            ("ws_edit", ""),
-        ] {
-            assert_eq!(classify(tool, true, text), Some(EditOutcome::Refused), "{text}");
-        }
-    }
-
-    #[test]
-    fn classify_tool_names() {
-        let text = "edited a.py (1 replacement(s))";
-        assert_eq!(classify("ws_read", false, text), None);
-        assert_eq!(classify("bash", true, "EDIT REVERTED"), None);
-        assert_eq!(classify("", false, text), None);
+        let written = Outcome::Written(slmcode_aci::outcome::Write {
+            created: true,
+            changed: true,
+            applied: slmcode_aci::outcome::Applied::Staged,
+        });
+        assert_eq!(of("ws_write", &written), Some(Exact));
         assert_eq!(
-            classify("mcp__slmcode__ws_edit", false, text),
-            Some(EditOutcome::Exact)
+            of("ws_edit", &Outcome::Refused(RefusalClass::Reverted)),
+            Some(Reverted)
         );
-        assert_eq!(classify("WS_EDIT", false, text), Some(EditOutcome::Exact));
-        // A success that says nothing recognisable is not counted.
-        assert_eq!(classify("ws_edit", false, "ok"), None);
-        assert_eq!(classify("ws_patch", false, "done"), None);
-        assert_eq!(classify("ws_write", false, ""), None);
+        for class in [
+            RefusalClass::NotRead,
+            RefusalClass::Ambiguous { count: 2 },
+            RefusalClass::Args,
+            RefusalClass::Placeholder,
+        ] {
+            assert_eq!(of("ws_patch", &Outcome::Refused(class)), Some(Refused));
+        }
+        // Not an edit tool, or nothing to learn.
+        assert_eq!(of("ws_read", &edited(Rung::Exact, false, &[])), None);
+        assert_eq!(of("bash", &Outcome::Refused(RefusalClass::Reverted)), None);
+        assert_eq!(of("ws_edit", &Outcome::Done), None);
+        assert_eq!(
+            of("mcp__slmcode__ws_edit", &edited(Rung::Exact, false, &[])),
+            Some(Exact)
+        );
+    }
+
+    #[test]
+    fn a_patch_counts_its_worst_hunk() {
+        // The tool reports the worst rung; the hunks are detail.
+        let outcome = edited(
+            Rung::Anchored,
+            false,
+            &[Rung::Exact, Rung::Anchored, Rung::Indentation],
+        );
+        assert_eq!(
+            EditOutcome::of("ws_patch", &outcome),
+            Some(EditOutcome::Fuzzy(Drift::Rung(Rung::Anchored)))
+        );
+    }
+
+    #[test]
+    fn edit_outcomes_keep_their_serialized_names() {
+        // Trajectories and the state file carry these; a rename would orphan old data.
+        let v = serde_json::to_value(EditOutcome::Fuzzy(Drift::Rung(Rung::Indentation))).unwrap();
+        assert_eq!(v, serde_json::json!({"fuzzy": "indentation"}));
+        let v = serde_json::to_value(EditOutcome::Fuzzy(Drift::Gutter)).unwrap();
+        assert_eq!(v, serde_json::json!({"fuzzy": "gutter"}));
+        assert_eq!(
+            serde_json::to_value(EditOutcome::Exact).unwrap(),
+            serde_json::json!("exact")
+        );
     }
 
     // --- reward -----------------------------------------------------------------------
@@ -1506,8 +1305,18 @@ mod tests {
         use EditOutcome::{Exact, Refused, Reverted};
         assert_eq!(reward(&[]), None);
         let all_exact = reward(&[Exact, Exact, Exact]).unwrap();
-        let fuzzy = reward(&[Exact, EditOutcome::Fuzzy(Rung::Indentation), Exact]).unwrap();
-        let anchored = reward(&[Exact, EditOutcome::Fuzzy(Rung::Anchored), Exact]).unwrap();
+        let fuzzy = reward(&[
+            Exact,
+            EditOutcome::Fuzzy(Drift::Rung(Rung::Indentation)),
+            Exact,
+        ])
+        .unwrap();
+        let anchored = reward(&[
+            Exact,
+            EditOutcome::Fuzzy(Drift::Rung(Rung::Anchored)),
+            Exact,
+        ])
+        .unwrap();
         let refusal = reward(&[Refused, Exact, Exact]).unwrap();
         let revert = reward(&[Reverted, Exact, Exact]).unwrap();
         let two_refusals = reward(&[Refused, Refused, Exact]).unwrap();
@@ -1529,8 +1338,8 @@ mod tests {
             Exact,
             Refused,
             Reverted,
-            EditOutcome::Fuzzy(Rung::Anchored),
-            EditOutcome::Fuzzy(Rung::Gutter),
+            EditOutcome::Fuzzy(Drift::Rung(Rung::Anchored)),
+            EditOutcome::Fuzzy(Drift::Gutter),
         ];
         let mut seqs: Vec<Vec<EditOutcome>> = vec![vec![]];
         for _ in 0..4 {
@@ -1562,7 +1371,7 @@ mod tests {
                 let x: f64 = rng.random();
                 match arm {
                     Arm::UnifiedDiff if x < 0.9 => EditOutcome::Exact,
-                    Arm::UnifiedDiff => EditOutcome::Fuzzy(Rung::Indentation),
+                    Arm::UnifiedDiff => EditOutcome::Fuzzy(Drift::Rung(Rung::Indentation)),
                     Arm::SearchReplace if x < 0.7 => EditOutcome::Refused,
                     Arm::SearchReplace => EditOutcome::Exact,
                     Arm::WholeFile if x < 0.6 => EditOutcome::Exact,
@@ -1720,7 +1529,7 @@ mod tests {
             "python",
             Arm::SearchReplace,
             &[
-                EditOutcome::Fuzzy(Rung::Indentation),
+                EditOutcome::Fuzzy(Drift::Rung(Rung::Indentation)),
                 EditOutcome::Exact,
                 EditOutcome::Refused,
             ],
@@ -1942,8 +1751,8 @@ mod tests {
         assert!(Evolve::default().stats().contains("no evolve data yet"));
         let mut evolve = Evolve::default();
         let mut outcomes = vec![EditOutcome::Exact; 22];
-        outcomes.extend([EditOutcome::Fuzzy(Rung::Indentation); 13]);
-        outcomes.extend([EditOutcome::Fuzzy(Rung::TrailingWhitespace); 5]);
+        outcomes.extend([EditOutcome::Fuzzy(Drift::Rung(Rung::Indentation)); 13]);
+        outcomes.extend([EditOutcome::Fuzzy(Drift::Rung(Rung::TrailingWhitespace)); 5]);
         outcomes.extend([EditOutcome::Refused; 2]);
         evolve.record("qwen2.5-coder", "python", Arm::SearchReplace, &outcomes, T0);
         evolve.record(
@@ -1995,7 +1804,7 @@ mod tests {
 
     #[test]
     fn drift_line_forms() {
-        let mut d = Drift::default();
+        let mut d = DriftProfile::default();
         assert_eq!(drift_line("m", "go", &d), "m · go: no edits recorded");
         d.edits = 1;
         d.exact = 1;

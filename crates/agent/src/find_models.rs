@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use slmcode_aci::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use slmcode_aci::RefusalClass;
 use slmcode_aci::Workspace;
 
 use crate::backend::{Backend, BackendError, ModelInfo};
@@ -120,9 +121,15 @@ impl Tool for FindModelsTool {
             self.runtime.wait(async move { backend.models().await });
         let models = match listed {
             Some(Ok(m)) => m,
-            Some(Err(e)) => return Err(ToolError::Refused(format!("find_models: {e}"))),
+            Some(Err(e)) => {
+                return Err(ToolError::refused(
+                    RefusalClass::Io,
+                    format!("find_models: {e}"),
+                ))
+            }
             None => {
-                return Err(ToolError::Refused(
+                return Err(ToolError::refused(
+                    RefusalClass::Io,
                     "find_models: the request was lost".into(),
                 ))
             }

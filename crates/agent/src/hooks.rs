@@ -159,7 +159,7 @@ impl Hooks {
             ("SLMCODE_HOOK_ARGS".to_string(), args.to_string()),
         ];
         if let Some(r) = result {
-            event["result"] = json!({"text": r.text, "is_error": r.is_error});
+            event["result"] = json!({"text": r.text, "is_error": r.is_error, "outcome": r.outcome});
             let text: String = r.text.chars().take(MAX_ENV_RESULT).collect();
             env.push(("SLMCODE_HOOK_RESULT".to_string(), text));
             env.push(("SLMCODE_HOOK_IS_ERROR".to_string(), r.is_error.to_string()));

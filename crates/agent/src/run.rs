@@ -17,13 +17,13 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use slmcode_aci::registry::Kind;
-use slmcode_aci::{Registry, ToolResult, Workspace};
+use slmcode_aci::{Outcome as CallOutcome, RefusalClass, Registry, ToolResult, Workspace};
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{
     Backend, BackendError, ChatRequest, Message, Reply, WireFunction, WireToolCall,
 };
-use crate::evolve::{classify, EditOutcome};
+use crate::evolve::EditOutcome;
 use crate::prompt;
 use crate::toolcall::{self, OfferedTool, ParamKind};
 use crate::trajectory::Trajectory;
@@ -127,6 +127,8 @@ struct Call {
     /// For a text call: where the call ends in the reply, to cut the message after it.
     text_end: Option<usize>,
     repairs: Vec<&'static str>,
+    /// Native arguments that were not JSON even after repair: why. Such a call never runs.
+    unreadable: Option<String>,
 }
 
 /// A run in progress.
@@ -342,16 +344,20 @@ impl Agent {
                     if dropped == 1 { "was" } else { "were" }
                 ));
             }
-            let outcome = classify(&call.name, result.is_error, &result.text);
+            let outcome = EditOutcome::of(&call.name, &result.outcome);
             if let Some(o) = outcome {
                 self.edit_outcomes.push(o);
             }
-            let refusal =
-                matches!(outcome, Some(EditOutcome::Refused)).then(|| refusal_class(&result.text));
+            // The trajectory shows the arguments as the tools saw them (aliases resolved).
+            let args = self
+                .registry
+                .canonical_args(&call.name, &call.arguments)
+                .unwrap_or_else(|| call.arguments.clone());
             self.log(
                 "tool",
-                json!({"turn": turn, "name": call.name, "args": call.arguments, "result": text,
-                       "is_error": result.is_error, "edit_outcome": outcome, "refusal": refusal}),
+                json!({"turn": turn, "name": call.name, "args": args, "result": text,
+                       "is_error": result.is_error, "edit_outcome": outcome,
+                       "outcome": result.outcome}),
             );
             self.emit(Event::Result {
                 first_line: text.lines().next().unwrap_or("").to_string(),
@@ -487,12 +493,13 @@ impl Agent {
                 .tool_calls
                 .iter()
                 .map(|c| {
-                    let (arguments, repairs) =
+                    let (arguments, repairs, unreadable) =
                         match toolcall::repair_json_object(&c.function.arguments) {
-                            Ok((v, r)) => (v, r),
-                            Err(e) => (json!({"__unreadable_arguments__": e}), Vec::new()),
+                            Ok((v, r)) => (v, r, None),
+                            Err(e) => (json!({}), Vec::new(), Some(e)),
                         };
                     Call {
+                        unreadable,
                         name: strip_prefix(&c.function.name).to_string(),
                         arguments,
                         native_id: Some(c.id.clone()),
@@ -513,6 +520,7 @@ impl Agent {
                 native_id: None,
                 text_end: Some(c.span.end),
                 repairs: c.repairs,
+                unreadable: None,
             })
             .collect();
         if !calls.is_empty() {
@@ -579,17 +587,14 @@ impl Agent {
 
     /// Runs one call on the workspace, off the async threads (tools block).
     async fn execute(&mut self, call: &Call) -> ToolResult {
-        if let Some(e) = call
-            .arguments
-            .get("__unreadable_arguments__")
-            .and_then(Value::as_str)
-        {
+        if let Some(e) = &call.unreadable {
             return ToolResult {
                 text: format!(
                     "the arguments of your {} call are not valid JSON ({e}); nothing ran. Send them again as one JSON object.",
                     call.name
                 ),
                 is_error: true,
+                outcome: CallOutcome::Refused(RefusalClass::Args),
             };
         }
         let registry = self.registry.clone();
@@ -603,6 +608,7 @@ impl Agent {
         .unwrap_or_else(|e| ToolResult {
             text: format!("internal error running the tool: {e}"),
             is_error: true,
+            outcome: CallOutcome::Refused(RefusalClass::Internal),
         })
     }
 
@@ -679,28 +685,6 @@ impl Agent {
             trajectory: self.trajectory.path.to_string(),
             edit_outcomes: std::mem::take(&mut self.edit_outcomes),
         }
-    }
-}
-
-/// Which kind of refusal an edit met, for the rung report in the trajectory.
-fn refusal_class(text: &str) -> &'static str {
-    let t = text.to_ascii_lowercase();
-    if t.contains("has not been read") || t.contains("changed on disk since") {
-        "not_read"
-    } else if t.contains("found") && t.contains("times") || t.contains("ambiguous") {
-        "ambiguous"
-    } else if t.contains("not found")
-        || t.contains("no match")
-        || t.contains("did not apply")
-        || t.contains("failed")
-    {
-        "not_found"
-    } else if t.contains("over-edit") || t.contains("allow_shrink") || t.contains("use ws_write") {
-        "guard"
-    } else if t.contains("must be") || t.contains(" needs \"") || t.contains("does not take") {
-        "arguments"
-    } else {
-        "other"
     }
 }
 
@@ -854,70 +838,6 @@ mod tests {
         assert!(!prompt_was_cut(8000, 9000));
         assert!(!prompt_was_cut(0, 9000));
         assert!(!prompt_was_cut(100, 500));
-    }
-
-    /// The rung report is read from the tools' texts: every note and hunk label the ladder can
-    /// produce must classify as its own rung, so a reworded note cannot silently stop learning.
-    #[test]
-    fn every_ladder_note_and_label_is_classified() {
-        use crate::evolve::Rung as Learned;
-        use slmcode_aci::matching::Rung;
-        let pairs = [
-            (Rung::TrailingWhitespace, Learned::TrailingWhitespace),
-            (Rung::Indentation, Learned::Indentation),
-            (Rung::BlankLines, Learned::BlankLines),
-            (Rung::Anchored, Learned::Anchored),
-            (Rung::Unicode, Learned::Unicode),
-            (Rung::Escapes, Learned::Escapes),
-        ];
-        for (rung, learned) in pairs {
-            let note = rung.note().unwrap_or_default();
-            let edit = format!("edited a.py (1 replacement(s))\n{note}");
-            assert_eq!(
-                classify("ws_edit", false, &edit),
-                Some(EditOutcome::Fuzzy(learned)),
-                "{note}"
-            );
-            let patch = format!(
-                "patched a.py: 1 hunk\nhunk 1/1 anchored@3..5 {}",
-                rung.label()
-            );
-            assert_eq!(
-                classify("ws_patch", false, &patch),
-                Some(EditOutcome::Fuzzy(learned)),
-                "{patch}"
-            );
-        }
-        let exact = "edited a.py (1 replacement(s))";
-        assert_eq!(classify("ws_edit", false, exact), Some(EditOutcome::Exact));
-        let gutter = format!(
-            "edited a.py (1 replacement(s))\n{}",
-            slmcode_aci::tools::GUTTER_NOTE
-        );
-        assert_eq!(
-            classify("ws_edit", false, &gutter),
-            Some(EditOutcome::Fuzzy(Learned::Gutter))
-        );
-    }
-
-    #[test]
-    fn refusals_are_classed() {
-        assert_eq!(
-            refusal_class("edit refused — a.py has not been read in this session."),
-            "not_read"
-        );
-        assert_eq!(
-            refusal_class("old_str found 3 times in a.py (lines 1, 4, 9)"),
-            "ambiguous"
-        );
-        assert_eq!(
-            refusal_class("old_str not found in a.py. The closest region"),
-            "not_found"
-        );
-        assert_eq!(
-            refusal_class("ws_edit: \"path\" must be a string, got 3"),
-            "arguments"
-        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::path::Path;
 use serde::Deserialize;
 use slmcode_aci::path::{Jail, RelPath};
 use slmcode_aci::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use slmcode_aci::RefusalClass;
 use slmcode_aci::Workspace;
 
 /// The most skill bodies put in the prompt at once.
@@ -274,14 +275,17 @@ impl Tool for SkillTool {
                 s.description,
                 capped_body(s)
             ))),
-            None => Err(ToolError::Refused(format!(
-                "no skill \"{want}\". Skills: {}",
-                self.skills
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
+            None => Err(ToolError::refused(
+                RefusalClass::NotFound,
+                format!(
+                    "no skill \"{want}\". Skills: {}",
+                    self.skills
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
         }
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use slmcode_aci::path::{Jail, RelPath};
 use slmcode_aci::registry::ToolError;
 use slmcode_aci::state;
+use slmcode_aci::RefusalClass;
 
 /// Where runs are kept, under the project root.
 pub const RUNS_DIR: &str = ".slmcode/runs";
@@ -49,8 +50,9 @@ impl Trajectory {
             o.insert("type".into(), json!(kind));
             o.insert("t".into(), json!(ms));
         }
-        let mut line = serde_json::to_vec(&fields)
-            .map_err(|e| ToolError::Refused(format!("could not log the run: {e}")))?;
+        let mut line = serde_json::to_vec(&fields).map_err(|e| {
+            ToolError::refused(RefusalClass::Io, format!("could not log the run: {e}"))
+        })?;
         line.push(b'\n');
         state::append(jail, &self.path, &line)
     }
@@ -75,9 +77,10 @@ pub fn load(jail: &Jail, id: &str) -> Result<Vec<Value>, ToolError> {
     state::check_id(id, "run", "slmcode runs list")?;
     let path = runs_dir().join(&format!("{id}.jsonl"));
     let bytes = slmcode_aci::mutation::read_all(jail, &path).map_err(|e| match e {
-        ToolError::Path(slmcode_aci::path::PathError::NotFound { .. }) => {
-            ToolError::Refused(format!("no run {id} (see `slmcode runs list`)"))
-        }
+        ToolError::Path(slmcode_aci::path::PathError::NotFound { .. }) => ToolError::refused(
+            RefusalClass::NotFound,
+            format!("no run {id} (see `slmcode runs list`)"),
+        ),
         other => other,
     })?;
     Ok(String::from_utf8_lossy(&bytes)

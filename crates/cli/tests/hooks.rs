@@ -165,8 +165,41 @@ fn hooks_get_the_event_on_stdin_and_in_variables() {
     assert_eq!(post["event"], "PostToolUse");
     assert_eq!(
         post["result"],
-        json!({"text": "     1|one", "is_error": false})
+        json!({"text": "     1|one", "is_error": false, "outcome": {"outcome": "done"}})
     );
+}
+
+/// A hook that checks `.arguments.path` must see the path however the model spelled the key:
+/// the registry normalizes the arguments before any hook looks at them.
+#[test]
+fn a_hook_blocks_a_call_whatever_alias_names_the_path() {
+    let guard = "python3 -c 'import json,sys; e=json.load(sys.stdin); p=e[\"arguments\"].get(\"path\"); print(\"keep out of\", p); sys.exit(2 if p==\"secret.txt\" else 0)'";
+    let s = Setup::new(json!({"PreToolUse": [{"matcher": "ws_read|ws_write", "command": guard}]}));
+    s.hooks("trust");
+    s.p.write("secret.txt", "the secret\n");
+    s.p.write("open.txt", "open\n");
+    for key in ["path", "file_path", "filePath", "file", "filename"] {
+        let (text, err, _) = s.tool("ws_read", json!({ key: "secret.txt" }));
+        assert!(err, "{key}: {text}");
+        assert!(
+            text.contains("blocked by the project's PreToolUse hook")
+                && !text.contains("the secret"),
+            "{key}: {text}"
+        );
+        let (text, err, _) = s.tool(
+            "ws_write",
+            json!({ key: "secret.txt", "content": "gone\n" }),
+        );
+        assert!(err && text.contains("blocked"), "{key}: {text}");
+        assert_eq!(
+            std::fs::read_to_string(s.p.path("secret.txt")).unwrap(),
+            "the secret\n",
+            "{key}: the write ran"
+        );
+    }
+    // The same hook lets other paths through, so it is the path it judged.
+    let (text, err, _) = s.tool("ws_read", json!({"file_path": "open.txt"}));
+    assert!(!err && text.starts_with("     1|open"), "{text}");
 }
 
 #[test]

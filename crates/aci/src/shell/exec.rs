@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::boundary::{Boundary, Protected};
 use crate::config::SandboxMode;
+use crate::error::RefusalClass;
 use crate::git;
 use crate::path::RelPath;
 use crate::registry::ToolError;
@@ -81,7 +82,10 @@ pub fn execute(
     let root = ws.jail.root().to_path_buf();
     // A temp directory of the call's own, given as TMPDIR and removed afterwards.
     let temp = RunTemp::create().map_err(|e| {
-        ToolError::Refused(format!("ws_shell could not make a temp directory: {e}"))
+        ToolError::refused(
+            RefusalClass::Io,
+            format!("ws_shell could not make a temp directory: {e}"),
+        )
     })?;
     let cache = match ws.config.sandbox {
         SandboxMode::Off => None,
@@ -134,7 +138,12 @@ pub fn execute(
         confinement: Arc::new(confinement),
         memory: Some(memory.clone()),
     })
-    .map_err(|e| ToolError::Refused(format!("ws_shell could not start the command: {e}")))?;
+    .map_err(|e| {
+        ToolError::refused(
+            RefusalClass::Io,
+            format!("ws_shell could not start the command: {e}"),
+        )
+    })?;
     let removed = remove_new_git_entries(&root, &protected, &Protected::discover(&ws.jail));
     Ok(Executed {
         out,

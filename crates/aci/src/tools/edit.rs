@@ -4,8 +4,10 @@
 
 use std::borrow::Cow;
 
+use crate::error::RefusalClass;
 use crate::matching::{self, Gutter, Ladder, Query, Rung};
 use crate::mutation::{self, commit, read_all};
+use crate::outcome::{Edit, Outcome};
 use crate::path::RelPath;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
@@ -89,13 +91,19 @@ impl Tool for EditTool {
                     new_gutter_note = Some(NEW_GUTTER_NOTE);
                 }
                 Gutter::Some(lines) => {
-                    return Err(ToolError::Refused(partial_new_gutter_refusal(&lines)))
+                    return Err(ToolError::refused(
+                        RefusalClass::Args,
+                        partial_new_gutter_refusal(&lines),
+                    ))
                 }
                 Gutter::None => {}
             }
         }
         if old.trim().is_empty() {
-            return Err(ToolError::Refused(empty_old_refusal(&path)));
+            return Err(ToolError::refused(
+                RefusalClass::Args,
+                empty_old_refusal(&path),
+            ));
         }
         // A pasted ws_read gutter: the text without it, tried only when the text as sent
         // does not land (`1|2 => …` match arms look like a gutter but are real code).
@@ -111,7 +119,7 @@ impl Tool for EditTool {
             _ => None,
         };
         if old == new || stripped.as_ref().is_some_and(|(o, n)| o == n) {
-            return Err(ToolError::Refused(
+            return Err(ToolError::refused(RefusalClass::Args,
                 "No-op edit refused — old_str and new_str are identical. Put the changed text in new_str.".into(),
             ));
         }
@@ -131,6 +139,7 @@ impl Tool for EditTool {
                 },
             )
         };
+        let mut gutter_stripped = new_gutter_note.is_some();
         let mut notes: Vec<&str> = new_gutter_note.into_iter().collect();
         let mut verdict = run(&old, &new);
         let mut searched = old.as_str();
@@ -140,27 +149,35 @@ impl Tool for EditTool {
                     verdict = run(o, n);
                     searched = o;
                     notes.push(GUTTER_NOTE);
+                    gutter_stripped = true;
                 }
                 (Gutter::Some(lines), _) => {
-                    return Err(ToolError::Refused(partial_gutter_refusal(lines)))
+                    return Err(ToolError::refused(
+                        RefusalClass::Args,
+                        partial_gutter_refusal(lines),
+                    ))
                 }
                 _ => {}
             }
         }
-        let edits = match verdict {
+        let (rung, edits) = match verdict {
             Ladder::Landed { rung, edits } => {
                 if let Some(note) = rung.note() {
                     notes.insert(0, note);
                 }
-                edits
+                (rung, edits)
             }
             Ladder::Ambiguous { rung, count, lines } => {
-                return Err(ToolError::Refused(ambiguous_refusal(
-                    &path, rung, count, &lines,
-                )))
+                return Err(ToolError::refused(
+                    RefusalClass::Ambiguous { count },
+                    ambiguous_refusal(&path, rung, count, &lines),
+                ))
             }
             Ladder::NotFound => {
-                return Err(ToolError::Refused(not_found(&path, text.view(), searched)))
+                return Err(ToolError::refused(
+                    RefusalClass::NotFound,
+                    not_found(&path, text.view(), searched),
+                ))
             }
         };
         let replaced: usize = edits.iter().map(|e| text.original_len(&e.range)).sum();
@@ -178,7 +195,13 @@ impl Tool for EditTool {
             summary.push(' ');
             summary.push_str(note);
         }
-        Ok(done.present(&summary).into())
+        let outcome = Outcome::Edited(Edit {
+            rung,
+            gutter: gutter_stripped,
+            hunks: Vec::new(),
+            applied: done.done.applied(),
+        });
+        Ok(Reply::from(done.present(&summary)).with_outcome(outcome))
     }
 }
 
@@ -214,10 +237,10 @@ pub fn require_fresh_read(
     }
     match ws.session.freshness(real, current) {
         Freshness::Fresh => Ok(()),
-        Freshness::NeverRead => Err(ToolError::Refused(format!(
+        Freshness::NeverRead => Err(ToolError::refused(RefusalClass::NotRead, format!(
             "{verb} refused — {path} has not been read in this session. Read it first with ws_read {{\"path\":\"{path}\"}}, then copy old_str exactly from what it shows."
         ))),
-        Freshness::Changed => Err(ToolError::Refused(format!(
+        Freshness::Changed => Err(ToolError::refused(RefusalClass::Stale, format!(
             "{verb} refused — {path} changed on disk since you read it. Read it again with ws_read {{\"path\":\"{path}\"}} and base the change on what it shows now."
         ))),
     }
@@ -226,9 +249,12 @@ pub fn require_fresh_read(
 /// Decodes a file for editing; non-UTF-8 files are refused rather than risked.
 pub fn decode(path: &RelPath, bytes: Vec<u8>) -> Result<Text, ToolError> {
     Text::decode(bytes).map_err(|e| {
-        ToolError::Refused(format!(
+        ToolError::refused(
+            RefusalClass::Other,
+            format!(
             "{path}: {e}. Text edits could corrupt it; change it with a tool made for its format."
-        ))
+        ),
+        )
     })
 }
 
@@ -244,7 +270,7 @@ pub fn over_edit_guard(
         && total > OVER_EDIT_MIN_BYTES
         && replaced as f64 >= OVER_EDIT_SHARE * total as f64
     {
-        return Err(ToolError::Refused(format!(
+        return Err(ToolError::refused(RefusalClass::OverEdit, format!(
             "{verb} refused by the over-edit guard — this replaces {}% of {path} ({replaced} of {total} bytes). To rewrite most of a file use ws_write with the complete new content (after a ws_read); to change part of it, send a smaller old_str.",
             replaced * 100 / total
         )));
@@ -255,7 +281,7 @@ pub fn over_edit_guard(
 /// The answer when the file to edit does not exist.
 pub fn missing_file(ws: &Workspace, path: &RelPath) -> ToolError {
     let similar = similar_paths(&ws.jail, path, Want::File);
-    ToolError::Refused(format!(
+    ToolError::refused(RefusalClass::NotFound, format!(
         "no such file: {path}.{} To create it use ws_write {{\"path\":\"{path}\",\"content\":\"…\"}}; to find an existing file use ws_glob {{\"pattern\":\"**/{}\"}}.",
         did_you_mean(&similar),
         path.file_name()

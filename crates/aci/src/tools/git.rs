@@ -4,6 +4,8 @@
 //! hooks, fsmonitor or filters, no optional index locks (status must not write), no prompts;
 //! the diff also passes `--no-ext-diff --no-textconv`.
 
+use crate::error::RefusalClass;
+use crate::outcome::Outcome;
 use std::borrow::Cow;
 
 use std::io::ErrorKind;
@@ -119,6 +121,7 @@ impl Tool for GitDiffTool {
         Ok(Reply {
             text: out.trim_end().to_string(),
             rest_hint,
+            outcome: Outcome::Done,
         })
     }
 }
@@ -127,18 +130,18 @@ impl Tool for GitDiffTool {
 /// clearly when git is missing or the root is not a repository.
 fn git(ws: &Workspace, argv: &[&str]) -> Result<String, ToolError> {
     let mut cmd = crate::git::command(ws.jail.root()).map_err(|e| match e {
-        crate::git::GitError::Missing => ToolError::Refused(
+        crate::git::GitError::Missing => ToolError::refused(RefusalClass::Io,
             "git is not installed (no \"git\" on PATH), so git_status and git_diff are unavailable. See files with ws_list and ws_glob instead.".into(),
         ),
-        other => ToolError::Refused(format!("{other}. See files with ws_list and ws_glob instead.")),
+        other => ToolError::refused(RefusalClass::Io, format!("{other}. See files with ws_list and ws_glob instead.")),
     })?;
     let output = cmd.args(argv).output().map_err(|e| {
         if e.kind() == ErrorKind::NotFound {
-            ToolError::Refused(
+            ToolError::refused(RefusalClass::Io,
                 "git is not installed (no \"git\" on PATH), so git_status and git_diff are unavailable. See files with ws_list and ws_glob instead.".into(),
             )
         } else {
-            ToolError::Refused(format!("git could not be started: {e}"))
+            ToolError::refused(RefusalClass::Io, format!("git could not be started: {e}"))
         }
     })?;
     if output.status.success() {
@@ -146,13 +149,16 @@ fn git(ws: &Workspace, argv: &[&str]) -> Result<String, ToolError> {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     if stderr.to_ascii_lowercase().contains("not a git repository") {
-        return Err(ToolError::Refused(
+        return Err(ToolError::refused(RefusalClass::Other,
             "not a git repository: the project root is not inside a git checkout, so there is no status or diff to show. See files with ws_list and ws_glob instead.".into(),
         ));
     }
-    Err(ToolError::Refused(format!(
-        "git {} failed: {}",
-        argv.first().copied().unwrap_or_default(),
-        stderr.trim()
-    )))
+    Err(ToolError::refused(
+        RefusalClass::Io,
+        format!(
+            "git {} failed: {}",
+            argv.first().copied().unwrap_or_default(),
+            stderr.trim()
+        ),
+    ))
 }

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 
+use crate::error::RefusalClass;
 use crate::path::{PathError, RelPath};
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::walk::{relative, Walk};
@@ -57,7 +58,7 @@ impl Tool for GlobTool {
             .literal_separator(true)
             .build()
             .map_err(|e| {
-                ToolError::Refused(format!(
+                ToolError::refused(RefusalClass::Args, format!(
                     "invalid glob \"{raw}\": {}. Use * for part of a name, ** for any number of directories, e.g. \"src/**/*.rs\".",
                     e.kind()
                 ))
@@ -120,7 +121,8 @@ impl Tool for GlobTool {
 /// `/` matches names at any depth.
 fn clean_pattern(raw: &str) -> Result<String, ToolError> {
     if raw.is_empty() {
-        return Err(ToolError::Refused(
+        return Err(ToolError::refused(
+            RefusalClass::Args,
             "pattern is empty. Send a glob such as \"**/*.rs\" or \"src/*.py\".".into(),
         ));
     }
@@ -129,13 +131,16 @@ fn clean_pattern(raw: &str) -> Result<String, ToolError> {
         p = rest;
     }
     if p.starts_with('/') {
-        return Err(ToolError::Refused(format!(
-            "patterns are relative to the project root; drop the leading \"/\": \"{}\".",
-            p.trim_start_matches('/')
-        )));
+        return Err(ToolError::refused(
+            RefusalClass::Args,
+            format!(
+                "patterns are relative to the project root; drop the leading \"/\": \"{}\".",
+                p.trim_start_matches('/')
+            ),
+        ));
     }
     if p.split('/').any(|c| c == "..") {
-        return Err(ToolError::Refused(format!(
+        return Err(ToolError::refused(RefusalClass::Jail, format!(
             "\"..\" is refused in patterns: \"{raw}\". Patterns match inside the project; start from the root, e.g. \"**/*.rs\"."
         )));
     }

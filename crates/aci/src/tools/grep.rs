@@ -14,6 +14,7 @@ use grep_searcher::{sinks, BinaryDetection, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::WalkState;
 
+use crate::error::RefusalClass;
 use crate::path::{PathError, RelPath};
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
@@ -80,7 +81,7 @@ impl Tool for GrepTool {
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
         let pattern = args.str("pattern").unwrap_or_default();
         if pattern.is_empty() {
-            return Err(ToolError::Refused(
+            return Err(ToolError::refused(RefusalClass::Args,
                 "pattern is empty. Send the text or regular expression to look for, e.g. {\"pattern\":\"fn main\"}.".into(),
             ));
         }
@@ -97,7 +98,7 @@ impl Tool for GrepTool {
             Ok(w) => w,
             Err(PathError::NotFound { .. }) => {
                 let similar = similar_paths(&ws.jail, &base, Want::Dir);
-                return Err(ToolError::Refused(format!(
+                return Err(ToolError::refused(RefusalClass::NotFound, format!(
                     "no such file or directory: {base}.{} Search the whole project by leaving out path=, or find it with ws_glob {{\"pattern\":\"**/{}\"}}.",
                     did_you_mean(&similar),
                     base.file_name()
@@ -188,7 +189,7 @@ fn build_matcher(
         Ok(m) => Ok((m, None)),
         Err(err) => {
             if pattern.contains('\n') {
-                return Err(ToolError::Refused(
+                return Err(ToolError::refused(RefusalClass::Args,
                     "patterns match one line at a time, so a pattern cannot contain a newline. Search for one distinctive line of it.".into(),
                 ));
             }
@@ -200,9 +201,10 @@ fn build_matcher(
                 .map(|l| l.trim().trim_start_matches("error:").trim().to_string())
                 .unwrap_or_else(|| "it does not compile".to_string());
             let literal = build(&regex::escape(pattern)).map_err(|e| {
-                ToolError::Refused(format!(
-                    "pattern could not be searched even as literal text: {e}"
-                ))
+                ToolError::refused(
+                    RefusalClass::Args,
+                    format!("pattern could not be searched even as literal text: {e}"),
+                )
             })?;
             Ok((
                 literal,
@@ -226,9 +228,10 @@ fn split_globs(g: &str) -> Vec<&str> {
 }
 
 fn bad_glob(g: &str, e: &ignore::Error) -> ToolError {
-    ToolError::Refused(format!(
-        "invalid glob \"{g}\": {e}. Examples: \"*.rs\", \"src/**/*.ts\", \"*.{{js,ts}}\"."
-    ))
+    ToolError::refused(
+        RefusalClass::Args,
+        format!("invalid glob \"{g}\": {e}. Examples: \"*.rs\", \"src/**/*.ts\", \"*.{{js,ts}}\"."),
+    )
 }
 
 struct Found {

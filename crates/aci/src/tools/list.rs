@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use crate::error::RefusalClass;
 use crate::path::PathError;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
@@ -38,14 +39,14 @@ impl Tool for ListTool {
             Err(e) => {
                 // Reading a file as a directory fails in several ways; ask what the path is.
                 if ws.jail.metadata(&path).is_ok_and(|m| !m.is_dir()) {
-                    return Err(ToolError::Refused(format!(
+                    return Err(ToolError::refused(RefusalClass::Other, format!(
                         "{path} is a file, not a directory. Read it with ws_read {{\"path\":\"{path}\"}}, or list its directory with ws_list {{\"path\":\"{}\"}}.",
                         path.parent()
                     )));
                 }
                 if let PathError::NotFound { .. } = e {
                     let similar = similar_paths(&ws.jail, &path, Want::Dir);
-                    return Err(ToolError::Refused(format!(
+                    return Err(ToolError::refused(RefusalClass::NotFound, format!(
                         "no such directory: {path}.{} List the parent with ws_list {{\"path\":\"{}\"}} or find it with ws_glob {{\"pattern\":\"**/{}\"}}.",
                         did_you_mean(&similar),
                         path.parent(),
@@ -58,8 +59,9 @@ impl Tool for ListTool {
 
         let mut names: Vec<String> = Vec::new();
         for entry in entries {
-            let entry =
-                entry.map_err(|e| ToolError::Refused(format!("listing {path} failed: {e}")))?;
+            let entry = entry.map_err(|e| {
+                ToolError::refused(RefusalClass::Io, format!("listing {path} failed: {e}"))
+            })?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if name == ".git" {
                 continue;

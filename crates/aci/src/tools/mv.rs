@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use crate::error::RefusalClass;
 use crate::mutation::{self, Moved};
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::workspace::Workspace;
@@ -44,9 +45,10 @@ impl Tool for MvTool {
         let from = ws.jail.parse(args.str("from").unwrap_or_default())?;
         let to = ws.jail.parse(args.str("to").unwrap_or_default())?;
         if from == to {
-            return Err(ToolError::Refused(format!(
-                "move refused — from and to are both {from}. Give the new path in \"to\"."
-            )));
+            return Err(ToolError::refused(
+                RefusalClass::Args,
+                format!("move refused — from and to are both {from}. Give the new path in \"to\"."),
+            ));
         }
         let (how, not_saved) = mutation::rename(ws, &from, &to)?;
         let mut text = match how {

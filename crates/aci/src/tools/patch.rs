@@ -6,8 +6,10 @@ use std::borrow::Cow;
 
 use std::ops::Range;
 
+use crate::error::RefusalClass;
 use crate::matching::{self, Ladder, Lines, Query, Rung};
 use crate::mutation::{self, commit, read_all};
+use crate::outcome::{Edit, HunkReport, Outcome};
 use crate::patch::{self, DiffLine, Form, GutterVariant, Hunk, Patch};
 use crate::path::RelPath;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
@@ -51,11 +53,11 @@ impl Tool for PatchTool {
 
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
         let parsed = patch::parse(args.str("patch").unwrap_or_default())
-            .map_err(|e| ToolError::Refused(format!("patch refused — {e}")))?;
+            .map_err(|e| ToolError::refused(RefusalClass::Args, format!("patch refused — {e}")))?;
         let (path, header_note) = file_to_patch(ws, args.str("path"), &parsed)?;
         let target = mutation::target(ws, &path, "patch")?;
         if parsed.creates_or_deletes {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Args, format!(
                 "patch refused — the diff creates or deletes a file (/dev/null in its headers). Create files with ws_write {{\"path\":\"{path}\",\"content\":\"…\"}}; ws_patch changes an existing file."
             )));
         }
@@ -69,18 +71,18 @@ impl Tool for PatchTool {
         // The patch as written first; a pasted ws_read gutter is stripped only when that
         // does not apply (text that looks like a gutter may really be in the file).
         let mut parsed = parsed;
-        let mut outcome = apply_hunks(text.view(), &parsed);
-        if outcome.reports.iter().any(Result::is_err) {
+        let mut placement = apply_hunks(text.view(), &parsed);
+        if placement.reports.iter().any(Result::is_err) {
             match patch::gutter_variant(&parsed) {
                 GutterVariant::Stripped(stripped) => {
-                    outcome = apply_hunks(text.view(), &stripped);
+                    placement = apply_hunks(text.view(), &stripped);
                     parsed = stripped;
                 }
                 GutterVariant::Partial => {
-                    return Err(ToolError::Refused(format!(
-                        "patch refused — {}",
-                        patch::ParseError::PartialGutter
-                    )))
+                    return Err(ToolError::refused(
+                        RefusalClass::Args,
+                        format!("patch refused — {}", patch::ParseError::PartialGutter),
+                    ))
                 }
                 GutterVariant::None => {}
             }
@@ -91,29 +93,42 @@ impl Tool for PatchTool {
             "hunk"
         };
         let total = parsed.hunks.len();
-        let failed = outcome.reports.iter().filter(|r| r.is_err()).count();
+        let failed = placement.reports.iter().filter(|r| r.is_err()).count();
         let mut report = String::new();
-        for (i, r) in outcome.reports.iter().enumerate() {
+        for (i, r) in placement.reports.iter().enumerate() {
             let line = match r {
-                Ok(s) | Err(s) => s,
+                Ok(landed) => &landed.line,
+                Err(failure) => &failure.line,
             };
             report.push_str(&format!("{unit} {}/{total} {line}\n", i + 1));
         }
+        // The refusal's class is the first failed hunk's.
+        let failure_class = placement
+            .reports
+            .iter()
+            .find_map(|r| r.as_ref().err().map(|f| f.class))
+            .unwrap_or(RefusalClass::NotFound);
         if failed > 0 {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(failure_class, format!(
                 "patch refused — nothing was written: {failed} of {total} {unit}(s) did not apply.\n{report}Fix the failed {unit}(s) (re-read those lines with ws_read) and send the whole patch again."
             )));
         }
-        let replaced: usize = outcome
+        let replaced: usize = placement
             .edits
             .iter()
             .map(|(r, _)| text.original_len(r))
             .sum();
         over_edit_guard(ws, &path, replaced, text.original().len(), "patch")?;
-        let bytes = text.splice(&outcome.edits);
+        let bytes = text.splice(&placement.edits);
         let done = commit(ws, &path, Some(text.original()), bytes, "ws_patch")?;
         let mut summary = format!("patched {path} ({total} {unit}(s))\n{}", report.trim_end());
-        let mut notes: Vec<&str> = outcome.rungs.iter().filter_map(|r| r.note()).collect();
+        let hunks: Vec<HunkReport> = placement
+            .reports
+            .into_iter()
+            .filter_map(Result::ok)
+            .map(|landed| landed.report)
+            .collect();
+        let mut notes: Vec<&str> = hunks.iter().filter_map(|h| h.rung.note()).collect();
         notes.dedup();
         if parsed.gutter_stripped {
             notes.push(GUTTER_NOTE);
@@ -125,7 +140,18 @@ impl Tool for PatchTool {
             summary.push('\n');
             summary.push_str(note);
         }
-        Ok(done.present(&summary).into())
+        let rung = hunks
+            .iter()
+            .map(|h| h.rung)
+            .max_by_key(|r| r.bend())
+            .unwrap_or(Rung::Exact);
+        let outcome = Outcome::Edited(Edit {
+            rung,
+            gutter: parsed.gutter_stripped,
+            hunks,
+            applied: done.done.applied(),
+        });
+        Ok(Reply::from(done.present(&summary)).with_outcome(outcome))
     }
 }
 
@@ -143,7 +169,7 @@ fn file_to_patch(
     parsed: &Patch,
 ) -> Result<(RelPath, Option<String>), ToolError> {
     if parsed.files.len() > 1 {
-        return Err(ToolError::Refused(format!(
+        return Err(ToolError::refused(RefusalClass::Args, format!(
             "patch refused — this diff touches {} files ({}). ws_patch changes one file per call: send one ws_patch per file.",
             parsed.files.len(),
             parsed.files.join(", ")
@@ -162,7 +188,7 @@ fn file_to_patch(
                 return Ok((path, None));
             }
             if let Some(h) = header.as_ref().filter(|h| is_file(h)) {
-                return Err(ToolError::Refused(format!(
+                return Err(ToolError::refused(RefusalClass::Args, format!(
                     "patch refused — the diff's ---/+++ headers name {h}, an existing file other than path {path}. Send path \"{h}\" if the diff is for that file, or fix the headers."
                 )));
             }
@@ -185,7 +211,7 @@ fn file_to_patch(
                 ));
             };
             let header = ws.jail.parse(named).map_err(|e| {
-                ToolError::Refused(format!(
+                ToolError::refused(RefusalClass::Args, format!(
                     "patch refused — the diff's header names a bad path: {e}. Send \"path\" with the file to patch."
                 ))
             })?;
@@ -204,7 +230,7 @@ fn file_to_patch(
                     t.clone(),
                     Some(format!("[the diff's headers say {named}; patched {t}, the file they name]")),
                 )),
-                None => Err(ToolError::Refused(format!(
+                None => Err(ToolError::refused(RefusalClass::NotFound, format!(
                     "patch refused — the diff's headers name {named}, which does not exist. Send \"path\" with the file to patch (ws_glob {{\"pattern\":\"**/{}\"}} finds it).",
                     header.file_name()
                 ))),
@@ -222,18 +248,35 @@ fn names_same_file(named: &str, path: &RelPath) -> bool {
     !named.is_empty() && (tail_of(p, named) || tail_of(named, p))
 }
 
-/// What applying every hunk produced: edits in original-view coordinates (sorted), one report
-/// line per hunk (Ok when it landed), and the rung each landed hunk used.
-struct Outcome {
+/// What applying every hunk produced: edits in original-view coordinates (sorted), and per
+/// hunk where it landed or why it did not.
+struct Placement {
     edits: Vec<(Range<usize>, String)>,
-    reports: Vec<Result<String, String>>,
-    rungs: Vec<Rung>,
+    reports: Vec<Result<Landed, Failure>>,
+}
+
+/// A hunk that landed: its report line and the same facts as data.
+struct Landed {
+    line: String,
+    report: HunkReport,
+}
+
+/// A hunk that did not land: why, in words and as a class.
+struct Failure {
+    class: RefusalClass,
+    line: String,
+}
+
+impl Failure {
+    fn new(class: RefusalClass, why: String) -> Failure {
+        Failure { class, line: why }
+    }
 }
 
 /// Applies the hunks in order against the text as changed by the earlier ones. Each landed
 /// hunk is kept as an edit of the original covering only the lines it changes, so bytes it
 /// does not change — its own context lines included — are never rewritten.
-fn apply_hunks(original: &str, parsed: &Patch) -> Outcome {
+fn apply_hunks(original: &str, parsed: &Patch) -> Placement {
     // A last line without a newline is matched as if it had one (hunks are whole lines);
     // the missing newline stays missing.
     let virtual_newline = !original.is_empty() && !original.ends_with('\n');
@@ -245,7 +288,6 @@ fn apply_hunks(original: &str, parsed: &Patch) -> Outcome {
     let base_lines = Lines::new(&base);
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     let mut reports = Vec::new();
-    let mut rungs = Vec::new();
     // Line delta of the hunks applied so far, carried into later @@ positions.
     let mut delta: isize = 0;
     // Numbered hunks land in order: not above the change of the previous one.
@@ -262,41 +304,64 @@ fn apply_hunks(original: &str, parsed: &Patch) -> Outcome {
         };
         let placed = match place(&site, hunk) {
             Ok(p) => p,
-            Err(why) => {
-                reports.push(Err(format!("FAILED: {why}")));
+            Err(f) => {
+                reports.push(Err(Failure::new(f.class, format!("FAILED: {}", f.line))));
                 continue;
             }
         };
         let (range, text) = narrow(&current, &placed);
         let Some(orig) = to_original(&edits, &range) else {
-            reports.push(Err(
+            reports.push(Err(Failure::new(
+                RefusalClass::Args,
                 "FAILED: it changes lines an earlier hunk already changed; merge the two into one hunk"
                     .to_string(),
-            ));
+            )));
             continue;
         };
-        let mut line = if placed.hunk.old.is_empty() {
+        let (mut line, first_line, last_line) = if placed.hunk.old.is_empty() {
             match orig.start {
-                0 => "inserted at the top".to_string(),
-                at => format!("inserted after line {}", base_lines.line_of(at - 1) + 1),
+                0 => ("inserted at the top".to_string(), 0, 0),
+                at => {
+                    let after = base_lines.line_of(at - 1) + 1;
+                    (format!("inserted after line {after}"), after, after)
+                }
             }
         } else {
             // The whole matched region, in the file's own line numbers.
             let start = orig.start - (range.start - placed.range.start);
             let end = (orig.end + (placed.range.end - range.end)).max(start + 1);
-            format!(
-                "anchored@{}..{} {}",
+            let (first, last) = (
                 base_lines.line_of(start) + 1,
                 base_lines.line_of(end - 1) + 1,
-                placed.rung.label()
+            );
+            (
+                format!("anchored@{first}..{last} {}", placed.rung.label()),
+                first,
+                last,
             )
         };
         if let Some(note) = &placed.note {
             line.push(' ');
             line.push_str(note);
         }
-        reports.push(Ok(line));
-        rungs.push(placed.rung);
+        // Where the @@ numbers put it (in the file as read), against where it landed.
+        let offset = hunk.old_start.map(|n| {
+            let said = if placed.hunk.old.is_empty() {
+                n
+            } else {
+                n.max(1)
+            };
+            first_line as isize - said as isize
+        });
+        reports.push(Ok(Landed {
+            line,
+            report: HunkReport {
+                rung: placed.rung,
+                first_line,
+                last_line,
+                offset,
+            },
+        }));
         if hunk.old_start.is_some() {
             floor_line = lines.line_of(range.start);
         }
@@ -321,11 +386,7 @@ fn apply_hunks(original: &str, parsed: &Patch) -> Outcome {
             }
         }
     }
-    Outcome {
-        edits,
-        reports,
-        rungs,
-    }
+    Placement { edits, reports }
 }
 
 struct Placed {
@@ -353,7 +414,7 @@ struct Site<'a> {
 
 /// Finds where one hunk goes in the current text; a hunk whose unprefixed leading lines may
 /// be prose is tried again without them.
-fn place(site: &Site, hunk: &Hunk) -> Result<Placed, String> {
+fn place(site: &Site, hunk: &Hunk) -> Result<Placed, Failure> {
     match place_one(site, hunk) {
         Err(why) => match hunk.without_soft_lead() {
             Some(trimmed) => place_one(site, &trimmed).map_err(|_| why),
@@ -363,7 +424,7 @@ fn place(site: &Site, hunk: &Hunk) -> Result<Placed, String> {
     }
 }
 
-fn place_one(site: &Site, hunk: &Hunk) -> Result<Placed, String> {
+fn place_one(site: &Site, hunk: &Hunk) -> Result<Placed, Failure> {
     let Site {
         current,
         lines,
@@ -414,10 +475,16 @@ fn place_one(site: &Site, hunk: &Hunk) -> Result<Placed, String> {
         }
     };
     let ambiguous = |rung: Rung, count: usize, lines: &[usize]| {
-        format!(
+        Failure::new(RefusalClass::Ambiguous { count }, format!(
             "its context matches {count} places (lines {}) under the {} match; add more context lines so it matches once",
             lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
             rung.label()
+        ))
+    };
+    let not_found = |header: Option<usize>| {
+        Failure::new(
+            RefusalClass::NotFound,
+            not_found(original, &old_text, header),
         )
     };
 
@@ -441,11 +508,11 @@ fn place_one(site: &Site, hunk: &Hunk) -> Result<Placed, String> {
                 );
                 Ok(placed(rung, edits, Some(note)))
             }
-            Ladder::Ambiguous { count, lines, .. } => Err(format!(
+            Ladder::Ambiguous { count, lines, .. } => Err(Failure::new(RefusalClass::Ambiguous { count }, format!(
                 "its context was not found within ±{ANCHOR_WINDOW_LINES} lines of line {header} and matches {count} places elsewhere (lines {}); fix the @@ line numbers or add context",
                 lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
-            )),
-            Ladder::NotFound => Err(not_found(original, &old_text, Some(header))),
+            ))),
+            Ladder::NotFound => Err(not_found(Some(header))),
         };
     }
     // An `@@ <code line>` header: look inside the block that line opens.
@@ -464,7 +531,7 @@ fn place_one(site: &Site, hunk: &Hunk) -> Result<Placed, String> {
     match matching::run(current, &query(None)) {
         Ladder::Landed { rung, edits } => Ok(placed(rung, edits, None)),
         Ladder::Ambiguous { rung, count, lines } => Err(ambiguous(rung, count, &lines)),
-        Ladder::NotFound => Err(not_found(original, &old_text, None)),
+        Ladder::NotFound => Err(not_found(None)),
     }
 }
 
@@ -474,25 +541,29 @@ fn insertion(
     hunk: &Hunk,
     expected: Option<usize>,
     text: String,
-) -> Result<Placed, String> {
+) -> Result<Placed, Failure> {
     // `@@ -N,0` means "after line N", so the insertion point is line index N (+ delta).
     let at_line = match (hunk.old_start, expected, &hunk.anchor) {
         (Some(0), _, _) => 0,
         (Some(_), Some(exp), _) => exp + 1,
         (None, _, Some(anchor)) => anchor_line(lines, anchor)
             .map(|a| a + 1)
-            .ok_or_else(|| format!("it only adds lines, and its anchor line \"{anchor}\" was not found exactly once; include 2–3 unchanged lines around the new ones"))?,
+            .ok_or_else(|| Failure::new(RefusalClass::NotFound, format!("it only adds lines, and its anchor line \"{anchor}\" was not found exactly once; include 2–3 unchanged lines around the new ones")))?,
         _ => {
-            return Err(
+            return Err(Failure::new(
+                RefusalClass::Args,
                 "it only adds lines and has no line numbers or context, so there is no telling where they go; include 2–3 unchanged lines around the new ones".to_string(),
-            )
+            ))
         }
     };
     if at_line > lines.len() {
-        return Err(format!(
-            "it inserts after line {}, but the file has {} lines",
-            at_line,
-            lines.len()
+        return Err(Failure::new(
+            RefusalClass::NotFound,
+            format!(
+                "it inserts after line {}, but the file has {} lines",
+                at_line,
+                lines.len()
+            ),
         ));
     }
     let pos = lines.start(at_line);

@@ -4,6 +4,8 @@
 //! 2,000 characters), the rest is only counted and hashed. So a 10 MB single-line file or a
 //! 200,000-line file costs one pass and a few kilobytes of result.
 
+use crate::error::RefusalClass;
+use crate::outcome::Outcome;
 use std::borrow::Cow;
 
 use std::io::Read;
@@ -75,23 +77,30 @@ impl Tool for ReadTool {
         };
         let meta = file
             .metadata()
-            .map_err(|e| ToolError::Refused(format!("{path}: {e}")))?;
+            .map_err(|e| ToolError::refused(RefusalClass::Io, format!("{path}: {e}")))?;
         if meta.is_dir() {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(
+                RefusalClass::Other,
+                format!(
                 "{path} is a directory, not a file. List it with ws_list {{\"path\":\"{path}\"}}."
-            )));
+            ),
+            ));
         }
         if !meta.is_file() {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(
+                RefusalClass::Other,
+                format!(
                 "{path} is not a regular file (a device, socket or pipe), so it cannot be read."
-            )));
+            ),
+            ));
         }
 
         let line_budget = MAX_LINE_CHARS.min(ceiling.saturating_sub(40).max(80));
-        let scan = scan(&mut file, offset, limit, line_budget, ceiling)
-            .map_err(|e| ToolError::Refused(format!("{path} could not be read: {e}")))?;
+        let scan = scan(&mut file, offset, limit, line_budget, ceiling).map_err(|e| {
+            ToolError::refused(RefusalClass::Io, format!("{path} could not be read: {e}"))
+        })?;
         if scan.binary {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Other, format!(
                 "{path} is a binary file ({} bytes), so it is not shown. Search text files with ws_grep, or inspect it with ws_shell (e.g. \"file {path}\" or \"xxd {path} | head\").",
                 scan.len
             )));
@@ -122,7 +131,7 @@ impl Tool for ReadTool {
         }
         if offset > scan.total_lines {
             let last_page = scan.total_lines.saturating_sub(limit.max(1) - 1).max(1);
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Args, format!(
                 "offset {offset} is past the end of {path}, which has {} lines. Valid offsets are 1–{}. The last page: ws_read {{\"path\":\"{path}\",\"offset\":{last_page},\"limit\":{limit}}}",
                 scan.total_lines, scan.total_lines
             )));
@@ -142,7 +151,7 @@ impl Tool for ReadTool {
 /// The not-found answer: where to look instead, and up to three similar existing paths.
 fn not_found(ws: &Workspace, path: &RelPath) -> ToolError {
     let similar = similar_paths(&ws.jail, path, Want::File);
-    ToolError::Refused(format!(
+    ToolError::refused(RefusalClass::NotFound, format!(
         "no such file: {path}.{} Find the right path with ws_glob {{\"pattern\":\"**/{}\"}} or look around with ws_list {{\"path\":\"{}\"}}.",
         did_you_mean(&similar),
         path.file_name(),
@@ -371,6 +380,7 @@ fn render(
             "Read a smaller window: ws_read {{\"path\":\"{path}\",\"offset\":{first},\"limit\":{}}}.",
             (shown / 2).max(1)
         )),
+        outcome: Outcome::Done,
     }
 }
 

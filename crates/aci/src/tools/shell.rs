@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::boundary::{Protected, CONTROL_DIR, SCRATCH};
 use crate::config::ShellPermission;
+use crate::error::RefusalClass;
 use crate::path::RelPath;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use crate::shell;
@@ -53,7 +54,7 @@ impl Tool for ShellTool {
     fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
         let command = args.str("command").unwrap_or_default().trim().to_string();
         if ws.config.shell_permission == ShellPermission::Deny {
-            return Err(ToolError::Refused(
+            return Err(ToolError::refused(RefusalClass::Policy,
                 "ws_shell refused: running commands is turned off here (shell_permission: deny). Use ws_read, ws_grep and the edit tools instead.".into(),
             ));
         }
@@ -73,14 +74,14 @@ impl Tool for ShellTool {
             timeout_secs: timeout,
         };
         policy::check(&command, &policy, &ws.jail, &protected)
-            .map_err(|r| ToolError::Refused(r.to_string()))?;
+            .map_err(|r| ToolError::refused(RefusalClass::Policy, r.to_string()))?;
         if let Some(linked) = protected.linked.first() {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Policy, format!(
                 "ws_shell refused: {linked} has another hard link in the project, so a command could change it through that other name, past the sandbox. Ask the user to remove the extra link (or to run the command themselves) instead."
             )));
         }
         if ws.config.shell_permission == ShellPermission::Ask && !ask(&command) {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Policy, format!(
                 "ws_shell refused: `{command}` needs the user's approval (shell_permission: ask) and it was not given — or there is no terminal to ask on. Do without it, or ask the user to run it."
             )));
         }

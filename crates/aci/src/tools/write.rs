@@ -4,7 +4,9 @@
 
 use std::borrow::Cow;
 
+use crate::error::RefusalClass;
 use crate::mutation::{self, commit, read_all};
+use crate::outcome::{Applied, Outcome, Write};
 use crate::registry::{
     unknown_args_error, Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec,
 };
@@ -74,7 +76,7 @@ impl Tool for WriteTool {
             )
         };
         if content.is_empty() && !target.exists() {
-            return Err(ToolError::Refused(format!(
+            return Err(ToolError::refused(RefusalClass::Args, format!(
                 "Write refused — content is empty, so this would create {path} as a 0-byte file. Put the file's text in {BODY_KEYS}.{unknown_note}"
             )));
         }
@@ -92,19 +94,19 @@ impl Tool for WriteTool {
                 match ws.session.freshness(&target.real, &current) {
                     Freshness::Fresh => {}
                     Freshness::NeverRead => {
-                        return Err(ToolError::Refused(format!(
+                        return Err(ToolError::refused(RefusalClass::NotRead, format!(
                             "write refused — {path} already exists and has not been read in this session. To change part of it, edit it in place:\n  1. ws_read {{\"path\":\"{path}\"}}\n  2. ws_edit {{\"path\":\"{path}\",\"old_str\":\"<lines copied from ws_read, without the 42| prefix>\",\"new_str\":\"<the new lines>\"}}\nTo replace the whole file, ws_read it first, then send this ws_write again."
                         )))
                     }
                     Freshness::Changed => {
-                        return Err(ToolError::Refused(format!(
+                        return Err(ToolError::refused(RefusalClass::Stale, format!(
                             "write refused — {path} changed on disk since you read it. Read it again with ws_read {{\"path\":\"{path}\"}} before overwriting it."
                         )))
                     }
                 }
             }
             if content.is_empty() && !allow_shrink {
-                return Err(ToolError::Refused(format!(
+                return Err(ToolError::refused(RefusalClass::Shrink, format!(
                     "Write refused — content is empty, so this would empty {path} ({} bytes). Emptying an existing file needs \"allow_shrink\": true.",
                     current.len()
                 )));
@@ -124,7 +126,7 @@ impl Tool for WriteTool {
                 && bytes.len() * 2 < current.len()
                 && !allow_shrink
             {
-                return Err(ToolError::Refused(format!(
+                return Err(ToolError::refused(RefusalClass::Shrink, format!(
                     "write refused — this would shrink {path} from {} to {} bytes ({}% of its size). To change part of the file use ws_edit. If you really mean to replace it with this shorter content, repeat the call with \"allow_shrink\": true.",
                     current.len(),
                     bytes.len(),
@@ -132,10 +134,12 @@ impl Tool for WriteTool {
                 )));
             }
             if bytes == current {
-                return Ok(format!(
-                    "{path} already has exactly this content; nothing was written."
-                )
-                .into());
+                let text = format!("{path} already has exactly this content; nothing was written.");
+                return Ok(Reply::from(text).with_outcome(Outcome::Written(Write {
+                    created: false,
+                    changed: false,
+                    applied: Applied::Written,
+                })));
             }
             was_lines = Some(count_lines(&current));
             before = Some(current);
@@ -156,7 +160,12 @@ impl Tool for WriteTool {
             summary.push(' ');
             summary.push_str(note);
         }
-        Ok(done.present(&summary).into())
+        let outcome = Outcome::Written(Write {
+            created: was_lines.is_none(),
+            changed: true,
+            applied: done.done.applied(),
+        });
+        Ok(Reply::from(done.present(&summary)).with_outcome(outcome))
     }
 }
 

@@ -18,6 +18,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceC
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use slmcode_aci::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use slmcode_aci::RefusalClass;
 use slmcode_aci::Workspace;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex as AsyncMutex;
@@ -393,9 +394,10 @@ impl Tool for McpCallTool {
             Some(Ok(result)) => {
                 let text = result_text(&result);
                 if result.is_error == Some(true) {
-                    Err(ToolError::Refused(format!(
-                        "{server}.{tool} returned an error:\n{text}"
-                    )))
+                    Err(ToolError::refused(
+                        RefusalClass::Other,
+                        format!("{server}.{tool} returned an error:\n{text}"),
+                    ))
                 } else {
                     Ok(Reply::from(text))
                 }
@@ -424,7 +426,7 @@ impl McpCallTool {
     }
 
     fn failure(&self, server: &str, tool: &str, failure: CallFailure) -> ToolError {
-        ToolError::Refused(match failure {
+        ToolError::refused(RefusalClass::Other, match failure {
             CallFailure::UnknownServer => format!(
                 "mcp_call: there is no MCP server \"{server}\". Servers: {}",
                 self.server_list()

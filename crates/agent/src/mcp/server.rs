@@ -19,7 +19,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use slmcode_aci::{Config, Registry, ToolSpec, Workspace};
+use slmcode_aci::{Config, Outcome, Registry, ToolSpec, Workspace};
 
 use super::bounded::{BoundedLines, OVERSIZED_METHOD};
 pub use super::sessions::DEFAULT_MAX_SESSIONS;
@@ -180,12 +180,19 @@ impl ServerHandler for SlmcodeServer {
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let result = self.run(name, args).await?;
         let content = vec![ContentBlock::text(result.text)];
-        Ok(if result.is_error {
+        let mut reply = if result.is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)
+        };
+        // What the call did, as data beside the text (the rung an edit landed on, a refusal's
+        // class), so a client never has to parse the words to learn it. A read or a search has
+        // nothing typed to add, and sends none: a client that prefers structured content must
+        // not be shown `{"outcome":"done"}` instead of the file.
+        if result.outcome != Outcome::Done {
+            reply.structured_content = serde_json::to_value(&result.outcome).ok();
         }
-        .into())
+        Ok(reply.into())
     }
 }
 
