@@ -58,7 +58,7 @@ pub(super) fn into_object(
 /// Repairs the value opening at `start` in `text` and parses it. Text after the value is
 /// dropped as surrounding text unless it looks like more of the value.
 pub(super) fn repair_at(text: &str, start: usize) -> Result<(Value, Vec<&'static str>), String> {
-    let rw = rewrite(text, start);
+    let rw = Rewriter::new(text, start).run();
     let mut repairs = rw.repairs.clone();
     let before = sub(text, 0, start).trim();
     let rest = sub(text, rw.end, text.len());
@@ -102,163 +102,234 @@ impl Rewritten {
     }
 }
 
-/// The one string-aware repair pass over the value opening at `start`: see
-/// [`repair_json_object`] for what it fixes. Stops where the value closes.
-fn rewrite(text: &str, start: usize) -> Rewritten {
-    let b = text.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(b.len().saturating_sub(start) + 16);
-    let mut repairs = Vec::new();
-    let mut marks = vec![(0, start)];
-    let mut stack: Vec<u8> = Vec::new();
-    let mut expect_key = false;
-    let mut in_string = false;
-    let mut i = start;
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'"' | b'\'' => {
-                if c == b'\'' {
-                    note(&mut repairs, "single quotes");
+/// The one string-aware repair pass over a value: see [`repair_json_object`] for what it
+/// fixes. It reads the source once, left to right, writing the repaired JSON as it goes; each
+/// step reads one token (a string, a bare word, a bracket or a separator) and returns whether
+/// the value goes on.
+struct Rewriter<'t> {
+    text: &'t str,
+    b: &'t [u8],
+    /// The repaired JSON so far.
+    out: Vec<u8>,
+    repairs: Vec<&'static str>,
+    /// `(output offset, source offset)` at each point where lengths stopped matching.
+    marks: Vec<(usize, usize)>,
+    /// The open brackets, innermost last.
+    stack: Vec<u8>,
+    /// Whether an object key may come next, so a bare word there is an unquoted key.
+    expect_key: bool,
+    /// Whether the text ended inside a string.
+    in_string: bool,
+    /// The source offset read next.
+    i: usize,
+}
+
+impl<'t> Rewriter<'t> {
+    /// A pass over the value opening at `start` in `text`.
+    fn new(text: &'t str, start: usize) -> Self {
+        let b = text.as_bytes();
+        Rewriter {
+            text,
+            b,
+            out: Vec::with_capacity(b.len().saturating_sub(start) + 16),
+            repairs: Vec::new(),
+            marks: vec![(0, start)],
+            stack: Vec::new(),
+            expect_key: false,
+            in_string: false,
+            i: start,
+        }
+    }
+
+    /// Rewrites up to where the value closes (or the text ends) and closes what is still open.
+    fn run(mut self) -> Rewritten {
+        while let Some(&c) = self.b.get(self.i) {
+            let go_on = match c {
+                b'"' | b'\'' => self.string(c),
+                _ if c.is_ascii_alphabetic() || c == b'_' || c == b'$' => {
+                    self.literal();
+                    true
                 }
-                out.push(b'"');
-                i += 1;
-                in_string = true;
-                while let Some(&d) = b.get(i) {
-                    i += 1;
-                    let escaped: &[u8] = match d {
-                        _ if d == c => {
-                            out.push(b'"');
-                            in_string = false;
-                            break;
-                        }
-                        b'\\' => match b.get(i).copied() {
-                            Some(e @ (b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')) => {
-                                out.extend_from_slice(&[b'\\', e]);
-                                i += 1;
-                                continue;
-                            }
-                            // The `u` and its digits are copied as they come.
-                            Some(b'u') if hex_value(b.get(i + 1..i + 5)).is_some() => {
-                                out.push(b'\\');
-                                continue;
-                            }
-                            Some(b'\'') => {
-                                if c == b'"' {
-                                    note(&mut repairs, "invalid escape");
-                                }
-                                i += 1;
-                                b"'"
-                            }
-                            _ => {
-                                note(&mut repairs, "invalid escape");
-                                b"\\\\"
-                            }
-                        },
-                        b'"' => b"\\\"",
-                        b'\n' => b"\\n",
-                        b'\r' => b"\\r",
-                        b'\t' => b"\\t",
-                        0..=0x1f => {
-                            note(&mut repairs, "control characters");
-                            out.extend_from_slice(format!("\\u{d:04x}").as_bytes());
-                            marks.push((out.len(), i));
-                            continue;
-                        }
-                        _ => {
-                            out.push(d);
-                            continue;
-                        }
-                    };
-                    if matches!(d, b'\n' | b'\r' | b'\t') {
-                        note(&mut repairs, "unescaped newlines");
-                    }
-                    out.extend_from_slice(escaped);
-                    marks.push((out.len(), i));
-                }
-                if in_string {
+                _ => self.structure(c),
+            };
+            if !go_on {
+                break;
+            }
+        }
+        self.finish()
+    }
+
+    /// The string opening at `i` with `quote`, written double-quoted with JSON escapes.
+    /// Returns false when the text ends inside it.
+    fn string(&mut self, quote: u8) -> bool {
+        if quote == b'\'' {
+            note(&mut self.repairs, "single quotes");
+        }
+        self.out.push(b'"');
+        self.i += 1;
+        self.in_string = true;
+        while let Some(&d) = self.b.get(self.i) {
+            self.i += 1;
+            let escaped: &[u8] = match d {
+                _ if d == quote => {
+                    self.out.push(b'"');
+                    self.in_string = false;
                     break;
                 }
-                if stack.last() == Some(&b'{') {
-                    expect_key = false;
+                b'\\' => match self.escape(quote) {
+                    Some(escaped) => escaped,
+                    None => continue,
+                },
+                b'"' => b"\\\"",
+                b'\n' => b"\\n",
+                b'\r' => b"\\r",
+                b'\t' => b"\\t",
+                0..=0x1f => {
+                    note(&mut self.repairs, "control characters");
+                    self.out.extend_from_slice(format!("\\u{d:04x}").as_bytes());
+                    self.marks.push((self.out.len(), self.i));
+                    continue;
                 }
+                _ => {
+                    self.out.push(d);
+                    continue;
+                }
+            };
+            if matches!(d, b'\n' | b'\r' | b'\t') {
+                note(&mut self.repairs, "unescaped newlines");
             }
+            self.out.extend_from_slice(escaped);
+            self.marks.push((self.out.len(), self.i));
+        }
+        if self.in_string {
+            return false;
+        }
+        if self.stack.last() == Some(&b'{') {
+            self.expect_key = false;
+        }
+        true
+    }
+
+    /// The escape after a backslash at `i - 1` in a string opened with `quote`. An escape JSON
+    /// has is copied and `None` returned; otherwise the text to write in its place.
+    fn escape(&mut self, quote: u8) -> Option<&'static [u8]> {
+        match self.b.get(self.i).copied() {
+            Some(e @ (b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')) => {
+                self.out.extend_from_slice(&[b'\\', e]);
+                self.i += 1;
+                None
+            }
+            // The `u` and its digits are copied as they come.
+            Some(b'u') if hex_value(self.b.get(self.i + 1..self.i + 5)).is_some() => {
+                self.out.push(b'\\');
+                None
+            }
+            Some(b'\'') => {
+                if quote == b'"' {
+                    note(&mut self.repairs, "invalid escape");
+                }
+                self.i += 1;
+                Some(b"'")
+            }
+            _ => {
+                note(&mut self.repairs, "invalid escape");
+                Some(b"\\\\")
+            }
+        }
+    }
+
+    /// A bare word at `i`: an unquoted key, quoted, or a literal, with Python's spelled as
+    /// JSON's.
+    fn literal(&mut self) {
+        let b = self.b;
+        let end = word_end(b, self.i);
+        let word = sub(self.text, self.i, end);
+        let is_key = self.expect_key
+            && self.stack.last() == Some(&b'{')
+            && b.get(skip_ws(b, end)) == Some(&b':');
+        if is_key {
+            note(&mut self.repairs, "unquoted keys");
+            self.out.push(b'"');
+            self.out.extend_from_slice(word.as_bytes());
+            self.out.push(b'"');
+            self.expect_key = false;
+            self.marks.push((self.out.len(), end));
+        } else {
+            let literal = match word {
+                "True" => "true",
+                "False" => "false",
+                "None" => "null",
+                _ => word,
+            };
+            if literal != word {
+                note(&mut self.repairs, "python literals");
+            }
+            self.out.extend_from_slice(literal.as_bytes());
+        }
+        self.i = end;
+    }
+
+    /// Any other byte at `i`: brackets, separators, numbers, whitespace. A comma before a
+    /// closer is dropped. Returns false once the outermost bracket closes.
+    fn structure(&mut self, c: u8) -> bool {
+        match c {
             b',' => {
-                let next = b.get(skip_ws(b, i + 1)).copied();
-                i += 1;
+                let next = self.b.get(skip_ws(self.b, self.i + 1)).copied();
+                self.i += 1;
                 if matches!(next, Some(b'}' | b']')) {
-                    note(&mut repairs, "trailing comma");
-                    marks.push((out.len(), i));
+                    note(&mut self.repairs, "trailing comma");
+                    self.marks.push((self.out.len(), self.i));
                 } else {
-                    out.push(b',');
-                    expect_key = stack.last() == Some(&b'{');
+                    self.out.push(b',');
+                    self.expect_key = self.stack.last() == Some(&b'{');
                 }
             }
             b'{' | b'[' => {
-                stack.push(c);
-                out.push(c);
-                i += 1;
-                expect_key = c == b'{';
+                self.stack.push(c);
+                self.out.push(c);
+                self.i += 1;
+                self.expect_key = c == b'{';
             }
             b'}' | b']' => {
-                stack.pop();
-                out.push(c);
-                i += 1;
-                expect_key = false;
-                if stack.is_empty() {
-                    break;
+                self.stack.pop();
+                self.out.push(c);
+                self.i += 1;
+                self.expect_key = false;
+                if self.stack.is_empty() {
+                    return false;
                 }
             }
             b':' => {
-                out.push(c);
-                i += 1;
-                expect_key = false;
-            }
-            _ if c.is_ascii_alphabetic() || c == b'_' || c == b'$' => {
-                let end = word_end(b, i);
-                let word = sub(text, i, end);
-                let is_key = expect_key
-                    && stack.last() == Some(&b'{')
-                    && b.get(skip_ws(b, end)) == Some(&b':');
-                if is_key {
-                    note(&mut repairs, "unquoted keys");
-                    out.push(b'"');
-                    out.extend_from_slice(word.as_bytes());
-                    out.push(b'"');
-                    expect_key = false;
-                    marks.push((out.len(), end));
-                } else {
-                    let literal = match word {
-                        "True" => "true",
-                        "False" => "false",
-                        "None" => "null",
-                        _ => word,
-                    };
-                    if literal != word {
-                        note(&mut repairs, "python literals");
-                    }
-                    out.extend_from_slice(literal.as_bytes());
-                }
-                i = end;
+                self.out.push(c);
+                self.i += 1;
+                self.expect_key = false;
             }
             _ => {
-                out.push(c);
-                i += 1;
+                self.out.push(c);
+                self.i += 1;
             }
         }
+        true
     }
-    if !in_string && !stack.is_empty() {
-        marks.push((out.len(), b.len()));
-        for open in stack.iter().rev() {
-            out.push(if *open == b'{' { b'}' } else { b']' });
+
+    /// Closes the brackets a cut-off value left open (not when it was cut inside a string:
+    /// what the string held is not known).
+    fn finish(mut self) -> Rewritten {
+        if !self.in_string && !self.stack.is_empty() {
+            self.marks.push((self.out.len(), self.b.len()));
+            for open in self.stack.iter().rev() {
+                self.out.push(if *open == b'{' { b'}' } else { b']' });
+            }
+            note(&mut self.repairs, "missing closing brace");
         }
-        note(&mut repairs, "missing closing brace");
-    }
-    let out = String::from_utf8(out)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Rewritten {
-        out,
-        repairs,
-        marks,
-        end: i,
+        let out = String::from_utf8(self.out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Rewritten {
+            out,
+            repairs: self.repairs,
+            marks: self.marks,
+            end: self.i,
+        }
     }
 }
 
