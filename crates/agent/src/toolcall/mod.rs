@@ -28,32 +28,20 @@ mod scan;
 use std::ops::Range;
 
 use serde_json::{Map, Value};
+use slmcode_aci::registry::Kind;
 
 use json_repair::{into_object, repair_at, surrounded};
 use scan::Scan;
-
-/// The JSON type a parameter takes, as the tool's schema declares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParamKind {
-    /// Text. A Qwen XML value is kept exactly as written.
-    String,
-    /// A whole number.
-    Integer,
-    /// `true` or `false`.
-    Boolean,
-    /// An array of strings.
-    StringList,
-    /// A JSON object.
-    Object,
-}
 
 /// A tool the model was offered: its name and its parameters' kinds.
 #[derive(Clone, Debug)]
 pub struct OfferedTool {
     /// The name the model must call it by.
     pub name: String,
-    /// Each parameter's name and kind, to convert Qwen XML values, which are raw text.
-    pub params: Vec<(String, ParamKind)>,
+    /// Each parameter's name and kind, to convert Qwen XML values, which are raw text (a
+    /// string parameter's value is kept exactly as written). The kind is the registry's own,
+    /// so the harness hands over its tool specs as they are.
+    pub params: Vec<(String, Kind)>,
 }
 
 /// How a call was written.

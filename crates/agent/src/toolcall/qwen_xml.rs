@@ -3,6 +3,7 @@
 //! the kind its tool declares; closers that small models drop are not required.
 
 use serde_json::{Map, Value};
+use slmcode_aci::registry::Kind;
 
 use super::classify::{is_tool_name, resolve};
 use super::hermes::{CLOSE_TAG, OPEN_TAG};
@@ -10,7 +11,7 @@ use super::json_repair::{note, repair_value};
 use super::lex::{after_backtick, find_at, line_end, next_tag, skip_ws, sub, trim_end_at};
 use super::repair_json_object;
 use super::scan::{Scan, Site};
-use super::{CallFormat, ParamKind};
+use super::CallFormat;
 
 /// The tags of a Qwen3-Coder call and of its parameters.
 pub(super) const FUNCTION_TAG: &str = "<function=";
@@ -193,12 +194,12 @@ fn read_tag_name(text: &str, from: usize, limit: usize) -> Option<(String, usize
 }
 
 /// Converts a raw Qwen XML value by the kind its tool declares for it.
-fn qwen_value(kind: Option<ParamKind>, raw: &str, repairs: &mut Vec<&'static str>) -> Value {
+fn qwen_value(kind: Option<Kind>, raw: &str, repairs: &mut Vec<&'static str>) -> Value {
     let t = raw.trim();
     let text = || Value::String(raw.to_string());
     match kind {
-        Some(ParamKind::String) => text(),
-        Some(ParamKind::Integer) => {
+        Some(Kind::String) => text(),
+        Some(Kind::Integer { .. }) => {
             if let Ok(n) = t.parse::<u64>() {
                 Value::from(n)
             } else if let Ok(n) = t.parse::<i64>() {
@@ -207,12 +208,12 @@ fn qwen_value(kind: Option<ParamKind>, raw: &str, repairs: &mut Vec<&'static str
                 text()
             }
         }
-        Some(ParamKind::Boolean) => match t.to_ascii_lowercase().as_str() {
+        Some(Kind::Boolean) => match t.to_ascii_lowercase().as_str() {
             "true" | "yes" | "1" => Value::Bool(true),
             "false" | "no" | "0" => Value::Bool(false),
             _ => text(),
         },
-        Some(ParamKind::StringList) => {
+        Some(Kind::StringList) => {
             if t.starts_with('[') {
                 if let Ok((Value::Array(items), r)) = repair_value(t) {
                     for r in r {
@@ -228,7 +229,7 @@ fn qwen_value(kind: Option<ParamKind>, raw: &str, repairs: &mut Vec<&'static str
                 .map(|l| Value::String(l.to_string()));
             Value::Array(lines.collect())
         }
-        Some(ParamKind::Object) => match repair_json_object(raw) {
+        Some(Kind::Object) => match repair_json_object(raw) {
             Ok((v, r)) => {
                 for r in r {
                     note(repairs, r);

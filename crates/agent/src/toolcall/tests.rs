@@ -1,8 +1,9 @@
 use super::*;
 use serde_json::json;
+use slmcode_aci::registry::Kind;
 
 fn offered() -> Vec<OfferedTool> {
-    let tool = |name: &str, params: &[(&str, ParamKind)]| OfferedTool {
+    let tool = |name: &str, params: &[(&str, Kind)]| OfferedTool {
         name: name.to_string(),
         params: params.iter().map(|(n, k)| (n.to_string(), *k)).collect(),
     };
@@ -10,27 +11,27 @@ fn offered() -> Vec<OfferedTool> {
         tool(
             "ws_read",
             &[
-                ("path", ParamKind::String),
-                ("offset", ParamKind::Integer),
-                ("limit", ParamKind::Integer),
+                ("path", Kind::String),
+                ("offset", Kind::Integer { min: 0 }),
+                ("limit", Kind::Integer { min: 0 }),
             ],
         ),
         tool(
             "ws_edit",
             &[
-                ("path", ParamKind::String),
-                ("old_str", ParamKind::String),
-                ("new_str", ParamKind::String),
-                ("replace_all", ParamKind::Boolean),
+                ("path", Kind::String),
+                ("old_str", Kind::String),
+                ("new_str", Kind::String),
+                ("replace_all", Kind::Boolean),
             ],
         ),
-        tool("ws_todo", &[("items", ParamKind::StringList)]),
+        tool("ws_todo", &[("items", Kind::StringList)]),
         tool(
             "ws_grep",
             &[
-                ("pattern", ParamKind::String),
-                ("glob", ParamKind::String),
-                ("path", ParamKind::String),
+                ("pattern", Kind::String),
+                ("glob", Kind::String),
+                ("path", Kind::String),
             ],
         ),
     ]
