@@ -116,6 +116,3 @@ pub fn repair_json_object(text: &str) -> Result<(Value, Vec<&'static str>), Stri
     };
     into_object(value, repairs)
 }
-
-#[cfg(test)]
-mod tests;
