@@ -17,6 +17,8 @@ use crate::tools;
 use crate::workspace::Workspace;
 
 /// The JSON type of a parameter, as the schema shows it and as [`Args`] checks it.
+/// The harness reads a tool call written as Qwen3-Coder XML, whose values are raw text, by
+/// these same kinds, so there is one list of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     String,

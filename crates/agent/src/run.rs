@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use slmcode_aci::registry::Kind;
 use slmcode_aci::{Outcome as CallOutcome, RefusalClass, Registry, ToolResult, Workspace};
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +24,7 @@ use crate::backend::{
 };
 use crate::evolve::EditOutcome;
 use crate::prompt;
-use crate::toolcall::{self, OfferedTool, ParamKind};
+use crate::toolcall::{self, OfferedTool};
 use crate::trajectory::Trajectory;
 
 /// The share of the context window the history may fill before old tool results are elided.
@@ -185,16 +184,7 @@ impl Agent {
                 params: s
                     .params
                     .iter()
-                    .map(|p| {
-                        let kind = match p.kind {
-                            Kind::String => ParamKind::String,
-                            Kind::Integer { .. } => ParamKind::Integer,
-                            Kind::Boolean => ParamKind::Boolean,
-                            Kind::StringList => ParamKind::StringList,
-                            Kind::Object => ParamKind::Object,
-                        };
-                        (p.name.to_string(), kind)
-                    })
+                    .map(|p| (p.name.to_string(), p.kind))
                     .collect(),
             })
             .collect();

@@ -1,0 +1,118 @@
+//! Tool calls a small model wrote as text instead of native `tool_calls`, and the repair of
+//! the sloppy JSON it writes for arguments.
+//!
+//! Small local models often answer in the call format they were trained on even when the
+//! server offers native tool calling: Hermes `<tool_call>` tags, Qwen3-Coder XML, fenced or
+//! bare JSON, or a Python-style list. [`parse_text_calls`] finds those calls so the harness
+//! can run them, and lists the names that were not offered and the attempts that could not
+//! be read, so the model can be told what went wrong in one line. [`repair_json_object`]
+//! fixes only the JSON mistakes whose fix is unambiguous.
+//!
+//! The work is split by concept. `scan` runs the passes over a reply and keeps what they
+//! find in text order; one pass a format: `<tool_call>` tags (`hermes`), Qwen3-Coder
+//! `<function=…>` blocks (`qwen_xml`), Markdown fences (`fence`) and calls in the prose
+//! (`inline`). `classify` decides whether a JSON value is a call and to which tool,
+//! `json_repair` mends the JSON, `pythonic` reads `[name(key=value)]` lists, and `lex`
+//! holds the byte-level helpers they share.
+
+mod classify;
+mod fence;
+mod hermes;
+mod inline;
+mod json_repair;
+mod lex;
+mod pythonic;
+mod qwen_xml;
+mod scan;
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+use slmcode_aci::registry::Kind;
+
+use json_repair::{into_object, repair_at, surrounded};
+use scan::Scan;
+
+/// A tool the model was offered: its name and its parameters' kinds.
+#[derive(Clone, Debug)]
+pub struct OfferedTool {
+    /// The name the model must call it by.
+    pub name: String,
+    /// Each parameter's name and kind, to convert Qwen XML values, which are raw text (a
+    /// string parameter's value is kept exactly as written). The kind is the registry's own,
+    /// so the harness hands over its tool specs as they are.
+    pub params: Vec<(String, Kind)>,
+}
+
+/// How a call was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallFormat {
+    /// JSON in a `<tool_call>` tag.
+    Hermes,
+    /// Qwen3-Coder `<function=…>` XML, with or without the `<tool_call>` tag.
+    QwenXml,
+    /// JSON in a Markdown code fence.
+    Fenced,
+    /// A JSON call object in the prose.
+    BareJson,
+    /// A Python-style call list, `[name(key=value)]`.
+    Pythonic,
+}
+
+/// One tool call recovered from text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextCall {
+    /// The offered tool's name (a prefix like `functions.` removed).
+    pub name: String,
+    /// Always a JSON object.
+    pub arguments: Value,
+    /// How the call was written.
+    pub format: CallFormat,
+    /// Byte range of the call in the reply text (tags/fences included), so the harness can
+    /// cut the assistant message right after the first call. Calls written together in one
+    /// tag, fence or list share its range.
+    pub span: Range<usize>,
+    /// Which repairs were needed, e.g. ["trailing comma", "single quotes"]; empty if none.
+    pub repairs: Vec<&'static str>,
+}
+
+/// What the text held.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TextCalls {
+    /// Calls to offered tools, in the order they appear.
+    pub calls: Vec<TextCall>,
+    /// Names the model called that were not offered (each once, in order of appearance).
+    pub unknown: Vec<String>,
+    /// Calls that were recognizably attempted but could not be read, each described in one
+    /// line for the model, e.g. "a <tool_call> block whose JSON could not be read: expected
+    /// `,` or `}` at line 1 column 40".
+    pub unreadable: Vec<String>,
+}
+
+/// Finds the tool calls written as text in `reply`.
+pub fn parse_text_calls(reply: &str, offered: &[OfferedTool]) -> TextCalls {
+    let mut scan = Scan::new(reply, offered);
+    scan.tags();
+    scan.functions();
+    scan.fences();
+    scan.inline();
+    scan.finish()
+}
+
+/// Reads a JSON object the way a small model writes one, repairing what is unambiguous.
+/// Returns the object and the repairs made. Used for native `tool_calls[].function.arguments`
+/// strings too. An empty or whitespace-only string is `{}`.
+pub fn repair_json_object(text: &str) -> Result<(Value, Vec<&'static str>), String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok((Value::Object(Map::new()), Vec::new()));
+    }
+    let (value, repairs) = match serde_json::from_str::<Value>(t) {
+        Ok(v) => (v, Vec::new()),
+        Err(_) if t.starts_with(['{', '[']) => {
+            repair_at(text, text.len() - text.trim_start().len())?
+        }
+        Err(e) => surrounded(text, &e)?,
+    };
+    into_object(value, repairs)
+}
