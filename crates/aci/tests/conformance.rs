@@ -1,151 +1,45 @@
-//! The data-driven conformance suite for the edit tools. Each case in
-//! `tests/conformance/*.json` is a file, a call, and either the exact bytes the file must hold
-//! afterwards or a refusal (the file must then be byte-for-byte unchanged).
+//! The conformance suite of the edit tools. Each case is a directory under
+//! `tests/conformance/cases/` (its name is its path there): a project, one call, and the
+//! project as it must be afterwards, or a refusal.
 //!
-//! Case fields:
-//! - `name`: unique, e.g. `"py/indent/tabs-to-spaces"`
-//! - `file`: the file's path in the project (default `file.txt`); `input`: its exact content
-//! - `read`: ws_read the file before the call (default true)
-//! - `config`: optional `.slmcode/config.yaml` text
-//! - `tool` and `args`: the call
-//! - `expect`: the file's exact content after the call, or `refused`: a substring of the error
-//! - `message`: optional substring of the result text (success or refusal)
+//! - `case.yaml`: `tool`, the call's single-line `args`, and `refused` (a substring of the
+//!   error) or nothing (the call must land); optional `message` (a substring of the result,
+//!   landed or refused), `read` (ws_read a file before the call; default true) and `file` (the
+//!   file to read: required when `before/` holds several).
+//! - `arg.<name>[.<ext>]`: one more argument, its value the file's exact bytes
+//!   (`arg.patch.diff`, `arg.new_str.py`), so a patch or a new_str reads as code.
+//! - `before/`: the project, exactly as on disk, `.slmcode/config.yaml` included when the case
+//!   needs a config. An empty project holds only `.gitkeep` (git keeps no empty directory),
+//!   which is not copied.
+//! - `after/` (when not `refused`): every file the call creates or changes, exactly as it must
+//!   be afterwards.
 //!
-//! Cases can also be directories under `tests/conformance/cases/`, written to be read as
-//! files (the case's name is its directory's path there):
+//! The whole project is compared, before and after the call: a landed call must leave the
+//! files of `after/` as they are there and every other file as in `before/`, creating nothing
+//! else (not even an empty directory); a refused call must leave it exactly as `before/`. Only
+//! the harness's own records (`.slmcode/checkpoints/`, `pending/`, `tmp/`) are not compared,
+//! unless the case holds them. Every byte counts (CRLF, trailing whitespace, no final newline,
+//! BOMs): `.gitattributes` and `tests/conformance/.editorconfig` keep git and editors off them.
 //!
-//! - `case.yaml`: `tool`, the short `args`, and either `refused` (a substring of the error)
-//!   or nothing (then `after/` is the expectation); optional `message`, `read` (default true),
-//!   `file` (the file ws_read before the call; default the only file in `before/`);
-//! - `before/`: the project, file by file, exactly as on disk;
-//! - `after/`: every file the call must change, exactly as it must be afterwards (every other
-//!   file of `before/` must be unchanged);
-//! - `arg.<name>[.ext]`: a long argument (`arg.patch.diff`, `arg.new_str.py`), its bytes as the
-//!   value, so a patch or a new_str is read as itself and not as an escaped string.
-//!
-//! `CONFORMANCE_FILTER=text` runs only the cases whose file name or case name contains it.
+//! Every failing or malformed case is reported. `CONFORMANCE_FILTER=text` runs only the cases
+//! whose name contains it.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use slmcode_aci::path::Jail;
 use slmcode_aci::{Config, Registry, Workspace};
 
+/// A case's `case.yaml`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Case {
-    name: String,
-    #[serde(default = "default_file")]
-    file: String,
-    input: Option<String>,
-    #[serde(default = "yes")]
-    read: bool,
-    config: Option<String>,
-    tool: String,
-    args: Value,
-    expect: Option<String>,
-    refused: Option<String>,
-    message: Option<String>,
-}
-
-fn default_file() -> String {
-    "file.txt".to_string()
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn load_cases() -> Vec<(String, Case)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/conformance")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    let mut cases = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).expect("read case file");
-        let list: Vec<Case> =
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        let stem = f.file_name().unwrap().to_string_lossy().into_owned();
-        cases.extend(list.into_iter().map(|c| (stem.clone(), c)));
-    }
-    cases
-}
-
-/// Runs one case; returns a description of what went wrong, if anything.
-fn run_case(case: &Case) -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let root = dir.path();
-    if let Some(config) = &case.config {
-        std::fs::create_dir_all(root.join(".slmcode")).map_err(|e| e.to_string())?;
-        std::fs::write(root.join(".slmcode/config.yaml"), config).map_err(|e| e.to_string())?;
-    }
-    let file = root.join(&case.file);
-    if let Some(input) = &case.input {
-        if let Some(parent) = file.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-        }
-        std::fs::write(&file, input).map_err(|e| e.to_string())?;
-    }
-    let jail = Jail::open(root).map_err(|e| e.to_string())?;
-    // A case's config is the test's own: approved.
-    let (config, _) = Config::load(&jail, None, Vec::new(), |_| true).map_err(|e| e.to_string())?;
-    let mut ws = Workspace::new(jail, config);
-    let registry = Registry::coding();
-    if case.read && case.input.is_some() {
-        let r = registry.call(&mut ws, "ws_read", &serde_json::json!({"path": case.file}));
-        if r.is_error {
-            return Err(format!("setup ws_read failed: {}", r.text));
-        }
-    }
-    let result = registry.call(&mut ws, &case.tool, &case.args);
-    let after = std::fs::read(&file).ok();
-    let after_text = after.as_deref().map(String::from_utf8_lossy);
-    if let Some(m) = &case.message {
-        if !result.text.contains(m.as_str()) {
-            return Err(format!("result lacks {m:?}:\n{}", result.text));
-        }
-    }
-    match (&case.expect, &case.refused) {
-        (Some(expect), None) => {
-            if result.is_error {
-                return Err(format!("expected success, got refusal:\n{}", result.text));
-            }
-            if after.as_deref() != Some(expect.as_bytes()) {
-                return Err(format!(
-                    "file differs.\n--- expected\n{expect:?}\n--- got\n{after_text:?}\n--- result\n{}",
-                    result.text
-                ));
-            }
-        }
-        (None, Some(refusal)) => {
-            if !result.is_error {
-                return Err(format!("expected a refusal, got success:\n{}", result.text));
-            }
-            if !result.text.contains(refusal.as_str()) {
-                return Err(format!("refusal lacks {refusal:?}:\n{}", result.text));
-            }
-            let before = case.input.as_ref().map(|s| s.as_bytes().to_vec());
-            if after != before {
-                return Err(format!("a refused call changed the file to {after_text:?}"));
-            }
-        }
-        _ => return Err("a case needs exactly one of \"expect\" and \"refused\"".to_string()),
-    }
-    Ok(())
-}
-
-/// A case written as a directory (see the module docs).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DirCase {
+struct CaseYaml {
     tool: String,
     #[serde(default)]
-    args: serde_json::Map<String, Value>,
+    args: Map<String, Value>,
     refused: Option<String>,
     message: Option<String>,
     #[serde(default = "yes")]
@@ -153,198 +47,320 @@ struct DirCase {
     file: Option<String>,
 }
 
-/// Every file under `dir`, by its `/`-separated path relative to it, with its bytes.
-fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let path = e.path();
-            if path.is_dir() {
-                if e.file_name() != ".slmcode" {
-                    walk(base, &path, out);
-                }
-            } else if let Ok(bytes) = std::fs::read(&path) {
-                let rel = path.strip_prefix(base).expect("inside");
-                out.insert(rel.to_string_lossy().replace('\\', "/"), bytes);
-            }
-        }
-    }
-    let mut out = std::collections::BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
+fn yes() -> bool {
+    true
 }
 
-/// The directory cases: (name, case directory).
-fn dir_cases() -> Vec<(String, std::path::PathBuf)> {
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<(String, std::path::PathBuf)>) {
-        if dir.join("case.yaml").is_file() {
-            let name = dir
-                .strip_prefix(base)
-                .expect("inside")
-                .to_string_lossy()
-                .into_owned();
-            out.push((name, dir.to_path_buf()));
+/// Files by their `/`-separated path in the project, with their bytes.
+type Tree = BTreeMap<String, Vec<u8>>;
+
+/// A case, loaded from its directory.
+#[derive(Debug)]
+struct Case {
+    tool: String,
+    /// The call's arguments, `arg.*` files included.
+    args: Map<String, Value>,
+    /// The file ws_read before the call, if any.
+    read: Option<String>,
+    before: Tree,
+    /// Empty for a refusal.
+    after: Tree,
+    refused: Option<String>,
+    message: Option<String>,
+}
+
+/// Every case directory under `base`, by name, sorted. A directory holding only directories,
+/// none of them `before/` or `after/`, groups cases; any other is a case.
+fn case_dirs(base: &Path) -> Vec<(String, PathBuf)> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.expect("a directory entry").path())
+            .collect();
+        entries.sort();
+        let is_group = entries.iter().all(|p| p.is_dir())
+            && !entries
+                .iter()
+                .any(|p| p.ends_with("before") || p.ends_with("after"));
+        if !is_group {
+            let name = dir.strip_prefix(base).expect("inside").to_string_lossy();
+            out.push((name.into_owned(), dir.to_path_buf()));
             return;
         }
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut dirs: Vec<_> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect();
-        dirs.sort();
-        for d in dirs {
+        for d in entries {
             walk(base, &d, out);
         }
     }
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/cases");
     let mut out = Vec::new();
-    walk(&base, &base, &mut out);
+    walk(base, base, &mut out);
     out
 }
 
-/// Runs one directory case; returns what went wrong, if anything.
-fn run_dir_case(dir: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(dir.join("case.yaml")).map_err(|e| e.to_string())?;
-    let case: DirCase = serde_saphyr::from_str(&text).map_err(|e| format!("case.yaml: {e}"))?;
-    let before = files_under(&dir.join("before"));
-    let after = files_under(&dir.join("after"));
-    let mut args = case.args.clone();
-    for e in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(rest) = name.strip_prefix("arg.") {
-            let key = rest.split('.').next().unwrap_or(rest).to_string();
-            let value = std::fs::read_to_string(e.path()).map_err(|e| e.to_string())?;
-            args.insert(key, Value::String(value));
+/// Every file under `dir` (a missing `dir` is empty), and every empty directory as `name/`.
+/// The harness's own records are left out unless `keep` names them; anything but a file or a
+/// directory stands as a marker, so it shows up as a difference.
+fn tree(dir: &Path, keep: &dyn Fn(&str) -> bool) -> Result<Tree, String> {
+    fn walk(
+        base: &Path,
+        dir: &Path,
+        keep: &dyn Fn(&str) -> bool,
+        out: &mut Tree,
+    ) -> Result<(), String> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        for e in entries {
+            let e = e.map_err(|e| e.to_string())?;
+            let path = e.path();
+            let rel = path.strip_prefix(base).expect("inside");
+            let rel = rel
+                .to_str()
+                .ok_or_else(|| format!("{rel:?}: not UTF-8"))?
+                .to_string();
+            let kind = e.file_type().map_err(|e| e.to_string())?;
+            if kind.is_dir() {
+                let mut inside = std::fs::read_dir(&path).map_err(|e| e.to_string())?;
+                if inside.next().is_none() && !harness_record(&format!("{rel}/")) {
+                    out.insert(format!("{rel}/"), b"\0(an empty directory)".to_vec());
+                }
+                walk(base, &path, keep, out)?;
+            } else if harness_record(&rel) && !keep(&rel) {
+                continue;
+            } else if kind.is_file() {
+                let bytes = std::fs::read(&path).map_err(|e| format!("{rel}: {e}"))?;
+                out.insert(rel, bytes);
+            } else {
+                out.insert(rel, b"\0(not a regular file)".to_vec());
+            }
         }
+        Ok(())
     }
-    if case.refused.is_some() != after.is_empty() {
-        return Err("a case needs exactly one of `refused` and an after/ directory".into());
-    }
-    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let root = work.path();
-    for (rel, bytes) in &before {
-        let path = root.join(rel);
-        std::fs::create_dir_all(path.parent().expect("a parent")).map_err(|e| e.to_string())?;
-        std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
-    }
-    let jail = Jail::open(root).map_err(|e| e.to_string())?;
-    let (config, _) = Config::load(&jail, None, Vec::new(), |_| true).map_err(|e| e.to_string())?;
-    let mut ws = Workspace::new(jail, config);
-    let registry = Registry::coding();
-    let read = match (&case.file, before.len()) {
-        (Some(f), _) => Some(f.clone()),
-        (None, 1) => before.keys().next().cloned(),
-        (None, _) => None,
-    };
-    if case.read {
-        if let Some(f) = read {
-            let r = registry.call(&mut ws, "ws_read", &serde_json::json!({"path": f}));
-            if r.is_error {
-                return Err(format!("setup ws_read failed: {}", r.text));
+    let mut out = Tree::new();
+    walk(dir, dir, keep, &mut out)?;
+    Ok(out)
+}
+
+/// True for the harness's own records: checkpoints, pending changes, staged temp files.
+fn harness_record(rel: &str) -> bool {
+    [
+        ".slmcode/checkpoints/",
+        ".slmcode/pending/",
+        ".slmcode/tmp/",
+    ]
+    .iter()
+    .any(|dir| rel.starts_with(dir))
+}
+
+/// Loads the case in `dir`; says what is malformed about it, if anything.
+fn load(dir: &Path) -> Result<Case, String> {
+    let mut yaml = None;
+    let (mut has_before, mut has_after) = (false, false);
+    let mut arg_files = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let is_dir = e.path().is_dir();
+        match (name.as_str(), is_dir) {
+            ("case.yaml", false) => {
+                yaml = Some(std::fs::read_to_string(e.path()).map_err(|e| e.to_string())?);
+            }
+            ("before", true) => has_before = true,
+            ("after", true) => has_after = true,
+            (n, false) if n.starts_with("arg.") => arg_files.push((name, e.path())),
+            _ => {
+                return Err(format!(
+                    "unexpected {name:?} (a case holds case.yaml, before/, after/, arg.* files)"
+                ))
             }
         }
     }
-    let result = registry.call(&mut ws, &case.tool, &Value::Object(args));
-    let now = files_under(root);
+    let text = yaml.ok_or("no case.yaml")?;
+    if !has_before {
+        return Err("no before/ directory".into());
+    }
+    let spec: CaseYaml = serde_saphyr::from_str(&text).map_err(|e| format!("case.yaml: {e}"))?;
+    let mut args = spec.args;
+    for (name, path) in arg_files {
+        let key = name["arg.".len()..].split('.').next().unwrap_or_default();
+        let bytes = std::fs::read(&path).map_err(|e| format!("{name}: {e}"))?;
+        let value = String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8"))?;
+        if key.is_empty() {
+            return Err(format!("{name}: names no argument"));
+        }
+        if args.insert(key.to_string(), Value::String(value)).is_some() {
+            return Err(format!("{name}: case.yaml gives `{key}` too"));
+        }
+    }
+    let all = |_: &str| true;
+    let mut before = tree(&dir.join("before"), &all)?;
+    if before.keys().eq([".gitkeep"]) {
+        before.clear();
+    }
+    let after = tree(&dir.join("after"), &all)?;
+    match (&spec.refused, has_after, after.is_empty()) {
+        (Some(_), true, _) => return Err("both `refused` and after/".into()),
+        (None, false, _) => return Err("neither `refused` nor after/".into()),
+        (None, true, true) => return Err("after/ is empty".into()),
+        _ => {}
+    }
+    let read = match (spec.read, spec.file) {
+        (false, Some(_)) => return Err("`file` names the file to read, but `read` is false".into()),
+        (false, None) => None,
+        (true, Some(f)) => Some(f),
+        (true, None) if before.len() > 1 => {
+            return Err("before/ holds several files: name the one to read in `file`".into())
+        }
+        (true, None) => before.keys().next().cloned(),
+    };
+    Ok(Case {
+        tool: spec.tool,
+        args,
+        read,
+        before,
+        after,
+        refused: spec.refused,
+        message: spec.message,
+    })
+}
+
+/// Runs a case; says what went wrong, if anything.
+fn run(case: &Case) -> Result<(), String> {
+    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let root = work.path();
+    for (rel, bytes) in &case.before {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().expect("a parent")).map_err(|e| e.to_string())?;
+        if rel.ends_with('/') {
+            std::fs::create_dir_all(&path).map_err(|e| e.to_string())?;
+        } else {
+            std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+        }
+    }
+    let jail = Jail::open(root).map_err(|e| e.to_string())?;
+    // A case's config is the test's own: approved.
+    let (config, _) = Config::load(&jail, None, Vec::new(), |_| true).map_err(|e| e.to_string())?;
+    let mut ws = Workspace::new(jail, config);
+    let registry = Registry::coding();
+    if let Some(file) = &case.read {
+        let r = registry.call(&mut ws, "ws_read", &serde_json::json!({"path": file}));
+        if r.is_error {
+            return Err(format!("setup ws_read failed: {}", r.text));
+        }
+    }
+    let result = registry.call(&mut ws, &case.tool, &Value::Object(case.args.clone()));
+    let named = |rel: &str| case.before.contains_key(rel) || case.after.contains_key(rel);
+    let now = tree(root, &named)?;
     if let Some(m) = &case.message {
         if !result.text.contains(m.as_str()) {
             return Err(format!("result lacks {m:?}:\n{}", result.text));
         }
     }
-    let show = |b: Option<&Vec<u8>>| b.map(|b| String::from_utf8_lossy(b).into_owned());
     match &case.refused {
-        Some(refusal) => {
-            if !result.is_error {
-                return Err(format!("expected a refusal, got success:\n{}", result.text));
-            }
-            if !result.text.contains(refusal.as_str()) {
-                return Err(format!("refusal lacks {refusal:?}:\n{}", result.text));
-            }
-            if now != before {
-                return Err("a refused call changed the project".into());
-            }
+        Some(_) if !result.is_error => {
+            Err(format!("expected a refusal, got success:\n{}", result.text))
         }
-        None => {
-            if result.is_error {
-                return Err(format!("expected success, got refusal:\n{}", result.text));
-            }
-            for (rel, want) in &before {
-                let expected = after.get(rel).unwrap_or(want);
-                if now.get(rel) != Some(expected) {
-                    return Err(format!(
-                        "{rel} differs.\n--- expected\n{:?}\n--- got\n{:?}\n--- result\n{}",
-                        show(Some(expected)),
-                        show(now.get(rel)),
-                        result.text
-                    ));
-                }
-            }
-            for (rel, want) in &after {
-                if now.get(rel) != Some(want) {
-                    return Err(format!("{rel} differs:\n{:?}", show(now.get(rel))));
-                }
+        Some(refusal) if !result.text.contains(refusal.as_str()) => {
+            Err(format!("refusal lacks {refusal:?}:\n{}", result.text))
+        }
+        None if result.is_error => Err(format!("expected success, got refusal:\n{}", result.text)),
+        _ => {
+            let mut want = case.before.clone();
+            want.extend(case.after.clone());
+            let diffs = differences(&want, &now);
+            if diffs.is_empty() {
+                Ok(())
+            } else {
+                let what = if case.refused.is_some() {
+                    "a refused"
+                } else {
+                    "the"
+                };
+                Err(format!(
+                    "{what} call left the project other than expected:\n{}\n--- result\n{}",
+                    diffs.join("\n"),
+                    result.text
+                ))
             }
         }
     }
-    Ok(())
+}
+
+/// Each file that differs between `want` and `got`.
+fn differences(want: &Tree, got: &Tree) -> Vec<String> {
+    let mut paths: Vec<&String> = want.keys().chain(got.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    paths
+        .into_iter()
+        .filter_map(|p| match (want.get(p), got.get(p)) {
+            (None, Some(_)) => Some(format!("{p}: created")),
+            (Some(_), None) => Some(format!("{p}: missing")),
+            (Some(w), Some(g)) if w != g => Some(format!("{p}: {}", first_difference(w, g))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first line where `want` and `got` differ, both versions escaped (so line endings and
+/// whitespace show).
+fn first_difference(want: &[u8], got: &[u8]) -> String {
+    fn lines(b: &[u8]) -> Vec<&[u8]> {
+        b.split_inclusive(|&c| c == b'\n').collect()
+    }
+    let (w, g) = (lines(want), lines(got));
+    let n = (0..).find(|&i| w.get(i) != g.get(i)).expect("a difference");
+    let show = |l: Option<&&[u8]>| {
+        l.map_or("(end of file)".to_string(), |l| {
+            format!("{:?}", String::from_utf8_lossy(l))
+        })
+    };
+    format!(
+        "line {} differs\n  expected {}\n  got      {}",
+        n + 1,
+        show(w.get(n)),
+        show(g.get(n))
+    )
 }
 
 #[test]
 fn conformance_suite() {
-    // CONFORMANCE_FILTER=text runs only the cases whose file or name contains it.
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/cases");
+    let all = case_dirs(&base);
     let filter = std::env::var("CONFORMANCE_FILTER").ok();
-    let cases: Vec<(String, Case)> = load_cases()
-        .into_iter()
-        .filter(|(file, case)| {
-            filter
-                .as_deref()
-                .is_none_or(|f| file.contains(f) || case.name.contains(f))
-        })
-        .collect();
-    let dirs: Vec<(String, std::path::PathBuf)> = dir_cases()
-        .into_iter()
+    let cases: Vec<_> = all
+        .iter()
         .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
         .collect();
-    let mut names = std::collections::HashSet::new();
     let mut failures = Vec::new();
-    for (name, dir) in &dirs {
-        assert!(names.insert(name.clone()), "duplicate case name {name}");
-        if let Err(why) = run_dir_case(dir) {
-            failures.push(format!("[cases/] {name}: {why}"));
-        }
-    }
-    let total = cases.len() + dirs.len();
-    for (file, case) in &cases {
-        assert!(
-            names.insert(case.name.clone()),
-            "duplicate case name {}",
-            case.name
-        );
-        if let Err(why) = run_case(case) {
-            failures.push(format!("[{file}] {}: {why}", case.name));
+    for (name, dir) in &cases {
+        let outcome = match load(dir) {
+            Err(why) => Err(format!("malformed case: {why}")),
+            Ok(case) => catch_unwind(AssertUnwindSafe(|| run(&case)))
+                .unwrap_or_else(|_| Err("panicked (see above)".to_string())),
+        };
+        if let Err(why) = outcome {
+            failures.push(format!("{name}: {why}"));
         }
     }
     eprintln!(
-        "conformance: {total} cases ({} as files), {} failed",
-        dirs.len(),
+        "conformance: {} cases, {} failed",
+        cases.len(),
         failures.len()
     );
     assert!(
         failures.is_empty(),
-        "{} of {total} conformance cases failed:\n\n{}",
+        "{} of {} conformance cases failed:\n\n{}",
         failures.len(),
+        cases.len(),
         failures.join("\n\n")
     );
-    if filter.is_none() {
-        assert!(
-            cases.len() >= 150,
-            "the suite must hold at least 150 cases, has {}",
-            cases.len()
-        );
-    }
+    assert!(
+        filter.is_some() || all.len() >= 300,
+        "the suite must hold at least 300 cases, has {}",
+        all.len()
+    );
 }

@@ -1,0 +1,5 @@
+def database_url(env):
+    host = env.get("DB_HOST", "localhost")
+    port = env.get("DB_PORT", "5432")
+    name = env.get("DB_NAME", "app")
+    return f"postgres://{host}:{port}/{name}?sslmode=require"

@@ -1,0 +1,2 @@
+ALLOWED_HOSTS = ["localhost"]
+def database_url(env):

@@ -1,0 +1,4 @@
+
+
+def cache_url(env):
+    return env.get("CACHE_URL", "redis://localhost:6379/0")

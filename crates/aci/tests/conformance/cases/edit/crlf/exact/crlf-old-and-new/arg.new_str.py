@@ -1,0 +1,2 @@
+    port = env.get("DB_PORT", "5432")
+    user = env.get("DB_USER", "app")

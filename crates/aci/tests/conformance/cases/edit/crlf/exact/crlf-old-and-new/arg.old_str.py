@@ -1,0 +1,1 @@
+    port = env.get("DB_PORT", "5432")

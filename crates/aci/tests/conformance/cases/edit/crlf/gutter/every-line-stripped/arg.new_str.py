@@ -1,0 +1,2 @@
+DEBUG = False
+ALLOWED_HOSTS = ["localhost", "[::1]"]

@@ -1,0 +1,2 @@
+     2|DEBUG = False
+     3|ALLOWED_HOSTS = ["localhost"]

@@ -1,0 +1,4 @@
+"""Package version."""
+
+VERSION = "1.5.0"
+BUILD = 1

@@ -1,0 +1,2 @@
+VERSION = "1.4.2"
+BUILD = 0

@@ -1,0 +1,4 @@
+"""Package version."""
+
+VERSION = "1.4.2"
+BUILD = 0

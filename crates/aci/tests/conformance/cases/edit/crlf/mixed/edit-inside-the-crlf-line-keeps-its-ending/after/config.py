@@ -1,0 +1,4 @@
+HOST = "0.0.0.0"
+PORT = 8000
+WORKERS = 4
+TIMEOUT = 30

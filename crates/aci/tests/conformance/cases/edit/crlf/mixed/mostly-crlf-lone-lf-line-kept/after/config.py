@@ -1,0 +1,5 @@
+HOST = "localhost"
+PORT = 8000
+WORKERS = 4
+TIMEOUT = 60
+RETRIES = 3

@@ -1,0 +1,5 @@
+HOST = "localhost"
+PORT = 8000
+WORKERS = 8
+THREADS = 2
+TIMEOUT = 30

@@ -1,0 +1,2 @@
+WORKERS = 8
+THREADS = 2

@@ -1,0 +1,1 @@
+WORKERS = 4

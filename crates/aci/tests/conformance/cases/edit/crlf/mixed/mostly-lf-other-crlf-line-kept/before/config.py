@@ -1,0 +1,4 @@
+HOST = "localhost"
+PORT = 8000
+WORKERS = 4
+TIMEOUT = 30

@@ -1,0 +1,3 @@
+"""Package version."""
+
+VERSION = "2.0.0"

@@ -1,0 +1,14 @@
+# Application settings
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1"]
+
+
+def database_url(env):
+    host = env.get("DB_HOST", "127.0.0.1")
+    port = env.get("DB_PORT", "5432")
+    name = env.get("DB_NAME", "app")
+    return f"postgres://{host}:{port}/{name}"
+
+
+def cache_url(env):
+    return env.get("CACHE_URL", "redis://localhost:6379/0")

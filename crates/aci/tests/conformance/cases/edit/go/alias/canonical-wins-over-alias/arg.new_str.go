@@ -1,0 +1,2 @@
+Put(u *User) error
+	Delete(id int) error

@@ -1,0 +1,2 @@
+var ErrNotFound = errors.New("user not found")
+type Store interface {

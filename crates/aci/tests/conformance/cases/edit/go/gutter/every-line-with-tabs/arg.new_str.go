@@ -1,0 +1,5 @@
+func SaveUser(s Store, u *User) error {
+	if u == nil {
+		return errors.New("nil user")
+	}
+	if u.Name == "" {

@@ -1,0 +1,2 @@
+    41|func SaveUser(s Store, u *User) error {
+    42|	if u.Name == "" {

@@ -1,0 +1,1 @@
+        http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -1,0 +1,3 @@
+if u.Name == "" {
+    return errors.New("name is required")
+}

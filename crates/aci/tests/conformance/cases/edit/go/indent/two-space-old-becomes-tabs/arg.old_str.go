@@ -1,0 +1,3 @@
+  if u.Email == "" {
+    return errors.New("email is required")
+  }

@@ -1,0 +1,2 @@
+	Email string `json:"email"`
+	Admin bool   `json:"admin"`

@@ -1,0 +1,1 @@
+	Email string `json:"email"`

@@ -1,0 +1,1 @@
+func StoreUser(ctx context.Context, s Store, u *User) error {

@@ -1,0 +1,1 @@
+func StoreUser(s Store, u *User) error {

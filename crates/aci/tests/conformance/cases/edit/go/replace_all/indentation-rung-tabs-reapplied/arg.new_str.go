@@ -1,0 +1,1 @@
+        writeError(w, err)

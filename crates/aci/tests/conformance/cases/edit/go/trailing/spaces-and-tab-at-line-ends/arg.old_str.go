@@ -1,0 +1,2 @@
+	u, err := s.Get(id)  
+	if err != nil {	

@@ -1,0 +1,8 @@
+  add(item, qty = 1) {
+    const existing = this.items.find((i) => i.id === item.id);
+    if (existing) {
+      existing.count += qty;
+    } else {
+      this.items.push({ ...item, qty });
+    }
+    return this;

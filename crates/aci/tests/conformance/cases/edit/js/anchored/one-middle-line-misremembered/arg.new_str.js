@@ -1,0 +1,6 @@
+  add(item, qty = 1) {
+    const existing = this.items.find((i) => i.id === item.id);
+    if (existing) {
+      existing.qty += qty;
+    } else {
+      this.items.push({ ...item, qty, addedAt: Date.now() });

@@ -1,0 +1,7 @@
+}
+
+function emptyCart(owner) {
+  return new Cart(owner);
+}
+
+module.exports = { Cart, TAX_RATE, emptyCart };

@@ -1,0 +1,3 @@
+}
+
+module.exports = { Cart, TAX_RATE };

@@ -1,0 +1,5 @@
+  remove(id) {
+    this.items = this.items.filter((i) => String(i.id) !== String(id));
+
+    return this;
+  }

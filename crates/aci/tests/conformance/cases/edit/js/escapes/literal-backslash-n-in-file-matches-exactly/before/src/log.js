@@ -1,0 +1,9 @@
+function formatLine(level, msg) {
+  return `[${level}] ${msg}\n`;
+}
+
+function write(stream, level, msg) {
+  stream.write(formatLine(level, msg));
+}
+
+module.exports = { formatLine, write };

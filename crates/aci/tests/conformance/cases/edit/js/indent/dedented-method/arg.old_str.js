@@ -1,0 +1,4 @@
+total() {
+  const subtotal = this.subtotal();
+  return subtotal + subtotal * TAX_RATE;
+}

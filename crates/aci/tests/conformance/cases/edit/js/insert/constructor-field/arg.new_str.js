@@ -1,0 +1,3 @@
+    this.owner = owner;
+    this.items = [];
+    this.createdAt = new Date();

@@ -1,0 +1,2 @@
+    this.owner = owner;
+    this.items = [];

@@ -1,0 +1,3 @@
+‘use strict’;
+
+// Shopping cart model.

@@ -1,0 +1,2 @@
+    def take(self, amount):
+        self.quantity -= amount

@@ -1,0 +1,2 @@
+    def restock(self, amount):
+        pass

@@ -1,0 +1,3 @@
+    def take(self, amount):
+        """Remove amount from stock."""
+        if amount > self.quantity:

@@ -1,0 +1,3 @@
+    def take(self, amount):
+
+        if amount > self.quantity:

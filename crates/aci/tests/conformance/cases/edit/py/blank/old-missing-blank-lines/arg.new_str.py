@@ -1,0 +1,5 @@
+log = logging.getLogger("warehouse.inventory")
+
+
+@dataclass
+class Item:

@@ -1,0 +1,3 @@
+log = logging.getLogger(__name__)
+@dataclass
+class Item:

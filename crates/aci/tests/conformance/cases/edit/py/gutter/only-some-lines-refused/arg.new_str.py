@@ -1,0 +1,2 @@
+def total_quantity(items):
+    total = 0.0

@@ -1,0 +1,2 @@
+    30|def total_quantity(items):
+    total = 0

@@ -1,0 +1,3 @@
+    raise ValueError("not enough stock")
+self.quantity -= amount
+return self.quantity

@@ -1,0 +1,2 @@
+            self.quantity += amount
+            log.debug("restocked %s by %d", self.sku, amount)

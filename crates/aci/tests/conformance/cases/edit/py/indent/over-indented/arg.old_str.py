@@ -1,0 +1,2 @@
+            self.quantity += amount
+            log.info("restocked %s by %d", self.sku, amount)

@@ -1,0 +1,3 @@
+	def restock(self, amount):
+		if amount <= 0:
+			raise ValueError("amount must be positive")

@@ -1,0 +1,2 @@
+import logging
+import math

@@ -1,0 +1,2 @@
+        self.quantity -= amount
+        return self.quantity

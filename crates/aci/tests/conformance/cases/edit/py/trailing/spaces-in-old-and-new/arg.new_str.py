@@ -1,0 +1,2 @@
+    def take(self, amount):  
+        if amount > self.quantity or amount < 0:   

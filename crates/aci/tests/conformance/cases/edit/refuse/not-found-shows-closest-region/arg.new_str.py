@@ -1,0 +1,3 @@
+    for arg in argv:
+        if arg == "--verbose" or arg == "-v":
+            opts["verbose"] = True

@@ -1,0 +1,2 @@
+def main():
+    opts = parse_args(sys.argv[2:])

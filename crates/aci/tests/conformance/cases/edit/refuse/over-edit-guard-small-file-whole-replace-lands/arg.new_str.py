@@ -1,0 +1,2 @@
+NAME = "demo-app"
+VERSION = 2

@@ -1,0 +1,2 @@
+NAME = "demo"
+VERSION = 1

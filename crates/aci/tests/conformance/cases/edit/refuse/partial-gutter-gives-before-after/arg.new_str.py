@@ -1,0 +1,2 @@
+def main(argv=None):
+    opts = parse_args(argv or sys.argv[1:])

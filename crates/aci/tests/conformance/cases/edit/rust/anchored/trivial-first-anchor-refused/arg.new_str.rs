@@ -1,0 +1,1 @@
+        let retries = 5;

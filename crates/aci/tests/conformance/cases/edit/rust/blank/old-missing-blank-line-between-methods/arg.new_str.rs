@@ -1,0 +1,4 @@
+    }
+
+    /// host:port, as the listener binds it.
+    pub fn address(&self) -> String {

@@ -1,0 +1,2 @@
+    }
+    pub fn address(&self) -> String {

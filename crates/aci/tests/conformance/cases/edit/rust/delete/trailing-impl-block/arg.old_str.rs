@@ -1,0 +1,6 @@
+
+impl fmt::Display for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (retries: {})", self.address(), self.retries)
+    }
+}

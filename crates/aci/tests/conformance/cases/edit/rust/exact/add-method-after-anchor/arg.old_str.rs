@@ -1,0 +1,3 @@
+    pub fn address(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }

@@ -1,0 +1,3 @@
+fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    write!(f, "{} (retries: {})", self.address(), self.retries)
+}

@@ -1,0 +1,2 @@
+    pub retries: u32,
+    pub timeout_secs: u64,

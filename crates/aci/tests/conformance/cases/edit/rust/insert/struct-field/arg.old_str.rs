@@ -1,0 +1,1 @@
+    pub retries: u32,

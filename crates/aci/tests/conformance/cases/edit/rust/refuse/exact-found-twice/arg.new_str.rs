@@ -1,0 +1,4 @@
+        };
+        if port == 0 {
+            return Err("port 0".into());
+        }

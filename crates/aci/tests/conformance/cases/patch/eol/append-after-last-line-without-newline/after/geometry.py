@@ -1,0 +1,10 @@
+def area(w, h):
+    return w * h
+
+
+def perimeter(w, h):
+    return 2 * (w + h)
+
+
+def volume(w, h, d):
+    return w * h * d

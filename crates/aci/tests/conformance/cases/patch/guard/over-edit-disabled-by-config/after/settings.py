@@ -1,0 +1,2 @@
+SETTINGS = {}
+DEFAULT = None

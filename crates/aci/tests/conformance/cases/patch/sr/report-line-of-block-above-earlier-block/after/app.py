@@ -1,0 +1,29 @@
+import os
+import sys
+
+
+def load_config(path, encoding="utf-8"):
+    with open(path) as fh:
+        data = fh.read()
+    return parse(data)
+
+
+def parse(text):
+    result = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        key, _, value = line.partition("=")
+        result[key.strip()] = value.strip()
+    return result
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit("usage: app.py CONFIG")
+    cfg = load_config(sys.argv[1])
+    print(cfg)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,2 @@
+from .gen import gen
+__all__ = ["gen"]

@@ -1,0 +1,1 @@
+from inventory_v2 import *
