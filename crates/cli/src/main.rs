@@ -2,11 +2,9 @@
 //! call, `session` runs many calls as JSON Lines with state carried between them, `tools`
 //! lists what a model is offered, `mcp` serves the tools to any MCP client.
 
-mod run;
+mod commands;
 mod setup;
 mod terminal;
-
-mod session;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -16,6 +14,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
+use commands::{run, session};
 use slmcode_aci::{checkpoint, pending, Config, Registry, Workspace};
 use slmcode_agent::approvals::Approvals;
 use slmcode_agent::mcp::server::{self, HttpOptions};

@@ -1,0 +1,4 @@
+//! One module per subcommand of `slmcode`: each owns its arguments and the code that runs it.
+
+pub mod run;
+pub mod session;
