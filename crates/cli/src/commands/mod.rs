@@ -1,4 +1,5 @@
 //! One module per subcommand of `slmcode`: each owns its arguments and the code that runs it.
 
+pub mod common;
 pub mod run;
 pub mod session;
