@@ -3,7 +3,6 @@
 //! lists what a model is offered, `mcp` serves the tools to any MCP client.
 
 mod commands;
-mod setup;
 mod terminal;
 
 use std::io::Write;
@@ -15,7 +14,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use commands::common::{open_workspace, registry, report, with_project_hooks};
-use commands::{run, session};
+use commands::{config, doctor, init, run, session};
 use slmcode_aci::{checkpoint, pending, Registry, Workspace};
 use slmcode_agent::approvals::Approvals;
 use slmcode_agent::mcp::server::{self, HttpOptions};
@@ -39,28 +38,11 @@ enum Command {
     /// interrupted). Every request, reply and tool result is logged to .slmcode/runs/.
     Run(run::RunArgs),
     /// Settings: `config show` prints every effective key and where it came from.
-    Config {
-        #[command(subcommand)]
-        action: ConfigAction,
-        /// Project root (default: the current directory).
-        #[arg(long, global = true)]
-        root: Option<PathBuf>,
-    },
+    Config(config::ConfigArgs),
     /// Write a commented .slmcode/config.yaml and a .gitignore for the run-state folders.
-    Init {
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-        /// Replace files that exist.
-        #[arg(long)]
-        force: bool,
-    },
+    Init(init::InitArgs),
     /// Check the endpoint, the model, git, the sandbox and the grammars, and say what to fix.
-    Doctor {
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-    },
+    Doctor(doctor::DoctorArgs),
     /// The project's .slmcode/hooks.json: list its hooks, or trust / untrust its content.
     /// Hooks run only when you trusted exactly this content.
     Hooks {
@@ -203,20 +185,6 @@ enum HooksAction {
     /// Trust the current content of .slmcode/hooks.json for this project.
     Trust,
     /// Withdraw the trust.
-    Untrust,
-}
-
-#[derive(Subcommand)]
-enum ConfigAction {
-    /// Every key, its value, the layer it came from, and what a project asked for and did not get.
-    Show {
-        /// As JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Approve the current content of .slmcode/config.yaml: it may then loosen safety settings.
-    Trust,
-    /// Withdraw the approval.
     Untrust,
 }
 
@@ -382,18 +350,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ..HttpOptions::new(bind)
             }),
         ),
-        Command::Config { action, root } => {
-            let ws = open_workspace(root)?;
-            match action {
-                ConfigAction::Show { json } => setup::show(&ws, json),
-                ConfigAction::Trust => setup::trust_config(&ws, true),
-                ConfigAction::Untrust => setup::trust_config(&ws, false),
-            }
-        }
+        Command::Config(args) => config::run(args),
         Command::Evolve { action } => evolve_command(action),
         Command::Hooks { action, root } => hooks_command(&open_workspace(root)?, action),
-        Command::Init { root, force } => setup::init(&open_workspace(root)?, force),
-        Command::Doctor { root } => setup::doctor(&open_workspace(root)?),
+        Command::Init(args) => init::run(args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Run(args) => {
             let mut ws = open_workspace(args.root.clone())?;
             args.apply_flags(&mut ws.config)?;

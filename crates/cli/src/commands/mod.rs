@@ -1,5 +1,8 @@
 //! One module per subcommand of `slmcode`: each owns its arguments and the code that runs it.
 
 pub mod common;
+pub mod config;
+pub mod doctor;
+pub mod init;
 pub mod run;
 pub mod session;
