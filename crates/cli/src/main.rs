@@ -6,19 +6,16 @@ mod commands;
 mod terminal;
 
 use std::io::Write;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
-use commands::common::{open_workspace, registry, report, with_project_hooks};
-use commands::{config, doctor, init, run, session};
-use slmcode_aci::{checkpoint, pending, Registry, Workspace};
+use commands::common::{open_workspace, report, with_project_hooks};
+use commands::{config, doctor, init, mcp, run, session, tool, tools};
+use slmcode_aci::{checkpoint, pending, Workspace};
 use slmcode_agent::approvals::Approvals;
-use slmcode_agent::mcp::server::{self, HttpOptions};
-use slmcode_agent::{hooks, specialist};
+use slmcode_agent::hooks;
 
 #[derive(Parser)]
 #[command(
@@ -81,52 +78,13 @@ enum Command {
     },
     /// Run one tool call and print exactly what a model would see (exit 1 when it is an error).
     /// A specialist tool (mcp_call) is reached with the servers of the user's config.
-    Tool {
-        /// Tool name, e.g. ws_read.
-        name: String,
-        /// Arguments as a JSON object, e.g. '{"path":"src/main.rs"}'.
-        #[arg(default_value = "{}")]
-        args: String,
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-    },
+    Tool(tool::ToolArgs),
     /// Read JSON Lines {"tool": NAME, "args": {...}} on stdin; write one JSON line per call.
     /// State (what was read, the checklist) carries from line to line.
-    Session {
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-        /// Offer the specialist set too (mcp_call, with the user's MCP servers).
-        #[arg(long)]
-        specialist: bool,
-    },
+    Session(session::SessionArgs),
     /// Serve the coding tools to an MCP client: over stdin/stdout by default, or over
     /// streamable HTTP at http://ADDR/mcp. Each connection is its own session.
-    Mcp {
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-        /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765; port 0 picks one)
-        /// instead of stdio.
-        #[arg(long, value_name = "ADDR")]
-        http: Option<SocketAddr>,
-        /// Allow a non-loopback --http address. Needs a bearer token of at least 16
-        /// characters in SLMCODE_MCP_TOKEN; clients send `Authorization: Bearer <token>`.
-        #[arg(long, requires = "http")]
-        allow_remote: bool,
-        /// With --http: the most MCP sessions held at once. When all are taken, the one idle
-        /// the longest is closed for a new client; when all are running a call, the new
-        /// client is refused (503) until one finishes.
-        #[arg(long, requires = "http", value_name = "N", default_value_t = server::DEFAULT_MAX_SESSIONS,
-              value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from))]
-        max_sessions: usize,
-        /// With --http: seconds a client may take to send a request's headers, and again its
-        /// body, before it is disconnected.
-        #[arg(long, requires = "http", value_name = "SECS", default_value_t = server::DEFAULT_READ_TIMEOUT.as_secs(),
-              value_parser = clap::value_parser!(u64).range(1..=3600))]
-        read_timeout: u64,
-    },
+    Mcp(mcp::McpArgs),
     /// Review-mode changes waiting under .slmcode/pending/: list, show, apply or reject them.
     Pending {
         #[command(subcommand)]
@@ -144,18 +102,7 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// List the tools with their descriptions and argument schemas.
-    Tools {
-        /// Print the list as JSON.
-        #[arg(long)]
-        json: bool,
-        /// The specialist set: the coding tools plus mcp_call (starts the user's MCP servers
-        /// to list their tools).
-        #[arg(long)]
-        specialist: bool,
-        /// Project root the specialist tools start in (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-    },
+    Tools(tools::ToolsArgs),
 }
 
 #[derive(Subcommand)]
@@ -231,32 +178,8 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Tool { name, args, root } => {
-            let args: serde_json::Value = serde_json::from_str(&args).with_context(|| {
-                format!("the arguments are not valid JSON: {args}\n  e.g. slmcode tool ws_read '{{\"path\":\"src/main.rs\"}}'")
-            })?;
-            let mut ws = open_workspace(root)?;
-            let registry = registry(specialist::is_meta_tool(&name), &mut ws)?;
-            let result = registry.call(&mut ws, &name, &args);
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{}", result.text)?;
-            Ok(if result.is_error {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-        Command::Session { root, specialist } => {
-            let mut ws = open_workspace(root)?;
-            let registry = registry(specialist, &mut ws)?;
-            session::run(
-                &registry,
-                &mut ws,
-                std::io::stdin().lock(),
-                std::io::stdout().lock(),
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Tool(args) => tool::run(args),
+        Command::Session(args) => session::run(args),
         Command::Pending { action, root } => {
             let mut ws = open_workspace(root)?;
             let result = match action {
@@ -320,36 +243,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             report("slmcode checkpoints", result)
         }
-        Command::Tools {
-            json,
-            specialist,
-            root,
-        } => {
-            let registry = if specialist {
-                let mut ws = open_workspace(root)?;
-                registry(true, &mut ws)?
-            } else {
-                Registry::coding()
-            };
-            print_tools(&registry, json)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Mcp {
-            root,
-            http,
-            allow_remote,
-            max_sessions,
-            read_timeout,
-        } => serve_mcp(
-            root,
-            http.map(|bind| HttpOptions {
-                allow_remote,
-                token: std::env::var("SLMCODE_MCP_TOKEN").ok(),
-                max_sessions,
-                read_timeout: std::time::Duration::from_secs(read_timeout),
-                ..HttpOptions::new(bind)
-            }),
-        ),
+        Command::Tools(args) => tools::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Config(args) => config::run(args),
         Command::Evolve { action } => evolve_command(action),
         Command::Hooks { action, root } => hooks_command(&open_workspace(root)?, action),
@@ -507,81 +402,4 @@ fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `slmcode mcp`: stdio by default, streamable HTTP with --http. Logs (rmcp's included) go to
-/// stderr only; stdout carries JSON-RPC and nothing else.
-fn serve_mcp(root: Option<PathBuf>, http: Option<HttpOptions>) -> Result<ExitCode> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SLMCODE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
-        )
-        .init();
-    let ws = open_workspace(root)?;
-    let registry = Arc::new(with_project_hooks(Registry::coding(), &ws)?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    match http {
-        None => runtime.block_on(server::serve_stdio(registry, ws))?,
-        Some(options) => {
-            let root = ws.jail.root().to_path_buf();
-            runtime.block_on(server::serve_http(
-                registry,
-                ws.jail,
-                ws.config,
-                options,
-                async {
-                    let _ = tokio::signal::ctrl_c().await;
-                },
-                |addr| {
-                    eprintln!(
-                        "slmcode mcp: serving http://{addr}/mcp for {}",
-                        root.display()
-                    )
-                },
-            ))?
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn print_tools(registry: &Registry, json: bool) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    if json {
-        let list: Vec<serde_json::Value> = registry
-            .specs()
-            .map(|s| {
-                serde_json::json!({
-                    "name": s.name,
-                    "description": s.description,
-                    "parameters": s.schema(),
-                    "read_only": s.effect.read_only,
-                    "destructive": s.effect.destructive,
-                    "idempotent": s.effect.idempotent,
-                    "open_world": s.effect.open_world,
-                })
-            })
-            .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
-        return Ok(());
-    }
-    for spec in registry.specs() {
-        writeln!(out, "{}\n  {}", spec.name, spec.description)?;
-        for p in spec.params {
-            writeln!(
-                out,
-                "    {}{}: {}",
-                p.name,
-                if p.required { " (required)" } else { "" },
-                p.description
-            )?;
-        }
-        writeln!(out, "  e.g. slmcode tool {} '{}'", spec.name, spec.example)?;
-    }
-    Ok(())
 }

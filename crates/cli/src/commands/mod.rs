@@ -4,5 +4,8 @@ pub mod common;
 pub mod config;
 pub mod doctor;
 pub mod init;
+pub mod mcp;
 pub mod run;
 pub mod session;
+pub mod tool;
+pub mod tools;
