@@ -1,26 +1,21 @@
 //! `slmcode`: the command line. `run` drives a local model through a task, `tool` runs one
 //! call, `session` runs many calls as JSON Lines with state carried between them, `tools`
-//! lists what a model is offered, `mcp` serves the tools to any MCP client.
+//! lists what a model is offered, `mcp` serves the tools to any MCP client. Each subcommand
+//! is a module of `commands`; this file only parses the command line and dispatches.
 
-mod run;
-mod setup;
+mod commands;
 mod terminal;
 
-mod session;
-
-use std::io::Write;
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
-use slmcode_aci::{checkpoint, pending, Config, Registry, Workspace};
-use slmcode_agent::approvals::Approvals;
-use slmcode_agent::mcp::server::{self, HttpOptions};
-use slmcode_agent::user_config::UserConfig;
-use slmcode_agent::{hooks, specialist};
+use commands::{
+    checkpoints, config, doctor, evolve, hooks, init, mcp, models, pending, run, runs, session,
+    tool, tools,
+};
+// `commands/run.rs` reaches this as `crate::with_project_hooks`.
+use commands::common::with_project_hooks;
 
 #[derive(Parser)]
 #[command(
@@ -40,220 +35,40 @@ enum Command {
     /// interrupted). Every request, reply and tool result is logged to .slmcode/runs/.
     Run(run::RunArgs),
     /// Settings: `config show` prints every effective key and where it came from.
-    Config {
-        #[command(subcommand)]
-        action: ConfigAction,
-        /// Project root (default: the current directory).
-        #[arg(long, global = true)]
-        root: Option<PathBuf>,
-    },
+    Config(config::ConfigArgs),
     /// Write a commented .slmcode/config.yaml and a .gitignore for the run-state folders.
-    Init {
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-        /// Replace files that exist.
-        #[arg(long)]
-        force: bool,
-    },
+    Init(init::InitArgs),
     /// Check the endpoint, the model, git, the sandbox and the grammars, and say what to fix.
-    Doctor {
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-    },
+    Doctor(doctor::DoctorArgs),
     /// The project's .slmcode/hooks.json: list its hooks, or trust / untrust its content.
     /// Hooks run only when you trusted exactly this content.
-    Hooks {
-        #[command(subcommand)]
-        action: HooksAction,
-        /// Project root (default: the current directory).
-        #[arg(long, global = true)]
-        root: Option<PathBuf>,
-    },
+    Hooks(hooks::HooksArgs),
     /// What the edit-format bandit learned: `stats` per model family and language (arms,
     /// pulls, means, drift profile), `why` for the next choice, `reset` to forget.
-    Evolve {
-        #[command(subcommand)]
-        action: EvolveAction,
-    },
+    Evolve(evolve::EvolveArgs),
     /// List the models the endpoint serves.
-    Models {
-        /// The model server's OpenAI-compatible base URL (default: SLMCODE_ENDPOINT, the
-        /// user's config, or Ollama at http://127.0.0.1:11434/v1).
-        #[arg(long)]
-        endpoint: Option<String>,
-        /// Only models whose name contains this.
-        #[arg(long)]
-        query: Option<String>,
-        /// How many to list.
-        #[arg(long, default_value_t = slmcode_agent::find_models::DEFAULT_LIMIT)]
-        limit: usize,
-    },
+    Models(models::ModelsArgs),
     /// Past runs of `slmcode run`: list them, or show one as a transcript.
-    Runs {
-        #[command(subcommand)]
-        action: RunsAction,
-        /// Project root (default: the current directory).
-        #[arg(long, global = true)]
-        root: Option<PathBuf>,
-    },
+    Runs(runs::RunsArgs),
     /// Run one tool call and print exactly what a model would see (exit 1 when it is an error).
     /// A specialist tool (mcp_call) is reached with the servers of the user's config.
-    Tool {
-        /// Tool name, e.g. ws_read.
-        name: String,
-        /// Arguments as a JSON object, e.g. '{"path":"src/main.rs"}'.
-        #[arg(default_value = "{}")]
-        args: String,
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-    },
+    Tool(tool::ToolArgs),
     /// Read JSON Lines {"tool": NAME, "args": {...}} on stdin; write one JSON line per call.
     /// State (what was read, the checklist) carries from line to line.
-    Session {
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-        /// Offer the specialist set too (mcp_call, with the user's MCP servers).
-        #[arg(long)]
-        specialist: bool,
-    },
+    Session(session::SessionArgs),
     /// Serve the coding tools to an MCP client: over stdin/stdout by default, or over
     /// streamable HTTP at http://ADDR/mcp. Each connection is its own session.
-    Mcp {
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-        /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765; port 0 picks one)
-        /// instead of stdio.
-        #[arg(long, value_name = "ADDR")]
-        http: Option<SocketAddr>,
-        /// Allow a non-loopback --http address. Needs a bearer token of at least 16
-        /// characters in SLMCODE_MCP_TOKEN; clients send `Authorization: Bearer <token>`.
-        #[arg(long, requires = "http")]
-        allow_remote: bool,
-        /// With --http: the most MCP sessions held at once. When all are taken, the one idle
-        /// the longest is closed for a new client; when all are running a call, the new
-        /// client is refused (503) until one finishes.
-        #[arg(long, requires = "http", value_name = "N", default_value_t = server::DEFAULT_MAX_SESSIONS,
-              value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from))]
-        max_sessions: usize,
-        /// With --http: seconds a client may take to send a request's headers, and again its
-        /// body, before it is disconnected.
-        #[arg(long, requires = "http", value_name = "SECS", default_value_t = server::DEFAULT_READ_TIMEOUT.as_secs(),
-              value_parser = clap::value_parser!(u64).range(1..=3600))]
-        read_timeout: u64,
-    },
+    Mcp(mcp::McpArgs),
     /// Review-mode changes waiting under .slmcode/pending/: list, show, apply or reject them.
-    Pending {
-        #[command(subcommand)]
-        action: PendingAction,
-        /// Project root (default: the current directory).
-        #[arg(long, global = true)]
-        root: Option<PathBuf>,
-    },
+    Pending(pending::PendingArgs),
     /// Checkpoints the tools saved before changing files: list, show or restore them.
-    Checkpoints {
-        #[command(subcommand)]
-        action: CheckpointAction,
-        /// Project root (default: the current directory).
-        #[arg(long, global = true)]
-        root: Option<PathBuf>,
-    },
+    Checkpoints(checkpoints::CheckpointsArgs),
     /// List the tools with their descriptions and argument schemas.
-    Tools {
-        /// Print the list as JSON.
-        #[arg(long)]
-        json: bool,
-        /// The specialist set: the coding tools plus mcp_call (starts the user's MCP servers
-        /// to list their tools).
-        #[arg(long)]
-        specialist: bool,
-        /// Project root the specialist tools start in (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-    },
-}
-
-#[derive(Subcommand)]
-enum EvolveAction {
-    /// Each model family and language: arms with pulls and means, and the drift profile.
-    Stats,
-    /// Why the next run would take the edit format it takes.
-    Why {
-        /// The model id (default: the configured model).
-        #[arg(long)]
-        model: Option<String>,
-        /// The language (default: the project's most common one).
-        #[arg(long)]
-        language: Option<String>,
-        /// Project root (default: the current directory).
-        #[arg(long)]
-        root: Option<PathBuf>,
-    },
-    /// Forget everything learned.
-    Reset,
-}
-
-#[derive(Subcommand)]
-enum HooksAction {
-    /// Each hook, and whether this content is trusted.
-    List,
-    /// Trust the current content of .slmcode/hooks.json for this project.
-    Trust,
-    /// Withdraw the trust.
-    Untrust,
-}
-
-#[derive(Subcommand)]
-enum ConfigAction {
-    /// Every key, its value, the layer it came from, and what a project asked for and did not get.
-    Show {
-        /// As JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Approve the current content of .slmcode/config.yaml: it may then loosen safety settings.
-    Trust,
-    /// Withdraw the approval.
-    Untrust,
-}
-
-#[derive(Subcommand)]
-enum RunsAction {
-    /// One line per run, oldest first: id, status, turns, task.
-    List,
-    /// One run as a readable transcript.
-    Show { id: String },
-}
-
-#[derive(Subcommand)]
-enum PendingAction {
-    /// List staged changes, oldest first.
-    List,
-    /// Show one staged change as a diff against the file as it is now.
-    Show { id: String },
-    /// Write one staged change (refused if the file changed since it was staged).
-    Apply { id: String },
-    /// Drop one staged change.
-    Reject { id: String },
-}
-
-#[derive(Subcommand)]
-enum CheckpointAction {
-    /// List sessions with checkpoints, oldest first.
-    List,
-    /// Show what one session saved.
-    Show { session: String },
-    /// Put back what a session changed (all of it, or the given paths): bytes and modes
-    /// restored, files it created removed, moves undone on both paths.
-    Restore { session: String, paths: Vec<String> },
+    Tools(tools::ToolsArgs),
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    match dispatch(Cli::parse()) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("slmcode: {e:#}");
@@ -262,458 +77,25 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode> {
+fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Tool { name, args, root } => {
-            let args: serde_json::Value = serde_json::from_str(&args).with_context(|| {
-                format!("the arguments are not valid JSON: {args}\n  e.g. slmcode tool ws_read '{{\"path\":\"src/main.rs\"}}'")
-            })?;
-            let mut ws = open_workspace(root)?;
-            let registry = registry(specialist::is_meta_tool(&name), &mut ws)?;
-            let result = registry.call(&mut ws, &name, &args);
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{}", result.text)?;
-            Ok(if result.is_error {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-        Command::Session { root, specialist } => {
-            let mut ws = open_workspace(root)?;
-            let registry = registry(specialist, &mut ws)?;
-            session::run(
-                &registry,
-                &mut ws,
-                std::io::stdin().lock(),
-                std::io::stdout().lock(),
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Pending { action, root } => {
-            let mut ws = open_workspace(root)?;
-            let result = match action {
-                PendingAction::List => pending::list(&ws.jail).map(|list| {
-                    if list.is_empty() {
-                        return "no pending changes".to_string();
-                    }
-                    list.iter()
-                        .map(|p| format!("{}  {}  {}", p.id, p.tool, p.path))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                }),
-                PendingAction::Show { id } => pending::show(&ws.jail, &id),
-                PendingAction::Apply { id } => pending::apply(&mut ws, &id),
-                PendingAction::Reject { id } => pending::reject(&ws.jail, &id),
-            };
-            report("slmcode pending", result)
-        }
-        Command::Checkpoints { action, root } => {
-            let ws = open_workspace(root)?;
-            let result = match action {
-                CheckpointAction::List => checkpoint::list(&ws.jail).map(|list| {
-                    if list.is_empty() {
-                        return "no checkpoints".to_string();
-                    }
-                    list.iter()
-                        .map(|m| format!("{}  {} path(s)", m.session, m.entries.len()))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                }),
-                CheckpointAction::Show { session } => checkpoint::load_manifest(&ws.jail, &session)
-                    .map(|m| {
-                        m.entries
-                            .iter()
-                            .map(|e| match &e.saved {
-                                checkpoint::Saved::File { mode, .. } => {
-                                    format!("{}  file, mode {mode:o}", e.path)
-                                }
-                                checkpoint::Saved::Symlink { target } => {
-                                    format!("{}  symlink to {target}", e.path)
-                                }
-                                checkpoint::Saved::Absent => {
-                                    format!("{}  did not exist", e.path)
-                                }
-                                checkpoint::Saved::TooLarge { size } => {
-                                    format!(
-                                        "{}  not saved ({size} bytes, over checkpoint_max_bytes)",
-                                        e.path
-                                    )
-                                }
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    }),
-                CheckpointAction::Restore { session, paths } => paths
-                    .iter()
-                    .map(|p| ws.jail.parse(p).map_err(Into::into))
-                    .collect::<Result<Vec<_>, slmcode_aci::registry::ToolError>>()
-                    .and_then(|paths| checkpoint::restore(&ws.jail, &session, &paths))
-                    .map(|lines| lines.join("\n")),
-            };
-            report("slmcode checkpoints", result)
-        }
-        Command::Tools {
-            json,
-            specialist,
-            root,
-        } => {
-            let registry = if specialist {
-                let mut ws = open_workspace(root)?;
-                registry(true, &mut ws)?
-            } else {
-                Registry::coding()
-            };
-            print_tools(&registry, json)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Mcp {
-            root,
-            http,
-            allow_remote,
-            max_sessions,
-            read_timeout,
-        } => serve_mcp(
-            root,
-            http.map(|bind| HttpOptions {
-                allow_remote,
-                token: std::env::var("SLMCODE_MCP_TOKEN").ok(),
-                max_sessions,
-                read_timeout: std::time::Duration::from_secs(read_timeout),
-                ..HttpOptions::new(bind)
-            }),
-        ),
-        Command::Config { action, root } => {
-            let ws = open_workspace(root)?;
-            match action {
-                ConfigAction::Show { json } => setup::show(&ws, json),
-                ConfigAction::Trust => setup::trust_config(&ws, true),
-                ConfigAction::Untrust => setup::trust_config(&ws, false),
-            }
-        }
-        Command::Evolve { action } => evolve_command(action),
-        Command::Hooks { action, root } => hooks_command(&open_workspace(root)?, action),
-        Command::Init { root, force } => setup::init(&open_workspace(root)?, force),
-        Command::Doctor { root } => setup::doctor(&open_workspace(root)?),
         Command::Run(args) => {
-            let mut ws = open_workspace(args.root.clone())?;
+            let mut ws = commands::common::open_workspace(args.root.clone())?;
             args.apply_flags(&mut ws.config)?;
             run::run(args, ws)
         }
-        Command::Models {
-            endpoint,
-            query,
-            limit,
-        } => {
-            let mut ws = open_workspace(None)?;
-            if let Some(e) = endpoint {
-                ws.config.apply_flag("endpoint", &e, "--endpoint")?;
-            }
-            run::models(&ws.config, query.as_deref(), limit)
-        }
-        Command::Runs { action, root } => {
-            let ws = open_workspace(root)?;
-            let result = match action {
-                RunsAction::List => slmcode_agent::trajectory::list(&ws.jail).map(|l| {
-                    if l.is_empty() {
-                        "no runs yet".to_string()
-                    } else {
-                        l.join("\n")
-                    }
-                }),
-                RunsAction::Show { id } => slmcode_agent::trajectory::show(&ws.jail, &id),
-            };
-            report("slmcode runs", result)
-        }
+        Command::Config(args) => config::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Doctor(args) => doctor::run(args),
+        Command::Hooks(args) => hooks::run(args),
+        Command::Evolve(args) => evolve::run(args),
+        Command::Models(args) => models::run(args),
+        Command::Runs(args) => runs::run(args),
+        Command::Tool(args) => tool::run(args),
+        Command::Session(args) => session::run(args),
+        Command::Mcp(args) => mcp::run(args),
+        Command::Pending(args) => pending::run(args),
+        Command::Checkpoints(args) => checkpoints::run(args),
+        Command::Tools(args) => tools::run(args),
     }
-}
-
-/// The coding registry, or the specialist one with the user's MCP servers and endpoint (whose
-/// tokens then join the secrets results are cleaned of).
-fn registry(specialist: bool, ws: &mut Workspace) -> Result<Registry> {
-    let registry = if specialist {
-        let user = UserConfig::load()?;
-        user.add_secrets(&mut ws.secrets);
-        let backend = run::backend(&ws.config, true)?;
-        specialist::specialist_registry(&user, ws.jail.root(), backend)
-            .context("cannot start the specialist tools")?
-    } else {
-        Registry::coding()
-    };
-    with_project_hooks(registry, ws)
-}
-
-/// Attaches the project's hooks when the user trusted this content of hooks.json; otherwise
-/// says on stderr that they do not run. A trusted file that cannot be read stops the command:
-/// the user relies on those hooks.
-pub fn with_project_hooks(registry: Registry, ws: &Workspace) -> Result<Registry> {
-    let root = ws.jail.root();
-    // One read: the bytes whose hash is checked are the bytes that run.
-    let (hash, loaded) = match hooks::load(&ws.jail) {
-        Ok(None) => return Ok(registry),
-        Ok(Some(file)) => (Some(file.hash.clone()), Ok(file)),
-        Err((hash, e)) => (hash, Err(e)),
-    };
-    if !hash.is_some_and(|h| Approvals::HOOKS.is_approved(root, &h)) {
-        eprintln!(
-            "slmcode: warning: .slmcode/hooks.json is not trusted, so its hooks do not run. Review it, then `slmcode hooks trust`"
-        );
-        return Ok(registry);
-    }
-    match loaded {
-        Ok(file) => Ok(registry.with_hooks(Arc::new(file.hooks))),
-        Err(e) => bail!("{e}; fix it, or `slmcode hooks untrust` to run without hooks"),
-    }
-}
-
-fn evolve_command(action: EvolveAction) -> Result<ExitCode> {
-    use slmcode_agent::evolve::{self, Evolve};
-    let Some(path) = Evolve::default_path() else {
-        bail!("no HOME or XDG_DATA_HOME, so there is no learned state");
-    };
-    let mut out = std::io::stdout().lock();
-    match action {
-        EvolveAction::Stats => {
-            let state = Evolve::load(&path)?;
-            writeln!(out, "{}", state.stats().trim_end())?;
-        }
-        EvolveAction::Why {
-            model,
-            language,
-            root,
-        } => {
-            let state = Evolve::load(&path)?;
-            let ws = open_workspace(root)?;
-            let model = model.or(ws.config.model.clone()).ok_or_else(|| {
-                anyhow::anyhow!("name the model: --model ID (or set model: in the config)")
-            })?;
-            let language = match language {
-                Some(l) => l,
-                None => run::task_language("", &ws).to_string(),
-            };
-            writeln!(
-                out,
-                "{}",
-                state
-                    .why(&evolve::model_family(&model), &language)
-                    .trim_end()
-            )?;
-        }
-        EvolveAction::Reset => {
-            let removed = Evolve::reset(&path)?;
-            writeln!(
-                out,
-                "{}",
-                if removed {
-                    format!("forgot everything learned ({} removed)", path.display())
-                } else {
-                    "nothing learned yet".to_string()
-                }
-            )?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn hooks_command(ws: &Workspace, action: HooksAction) -> Result<ExitCode> {
-    let root = ws.jail.root();
-    let file = match hooks::load(&ws.jail) {
-        Ok(Some(f)) => f,
-        Ok(None) => {
-            if matches!(action, HooksAction::Untrust) {
-                Approvals::HOOKS
-                    .set(root, None)
-                    .map_err(|e| anyhow::anyhow!(e))?;
-            }
-            writeln!(
-                std::io::stdout().lock(),
-                "no .slmcode/hooks.json in {}",
-                root.display()
-            )?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Err((_, e)) => {
-            if matches!(action, HooksAction::Untrust) {
-                Approvals::HOOKS
-                    .set(root, None)
-                    .map_err(|e| anyhow::anyhow!(e))?;
-            }
-            bail!(e)
-        }
-    };
-    let mut out = std::io::stdout().lock();
-    match action {
-        HooksAction::List => {
-            for h in file.hooks.pre.iter().chain(&file.hooks.post) {
-                writeln!(
-                    out,
-                    "{:<11} {:<20} {}  (timeout {} s)",
-                    h.event,
-                    terminal::escape(&h.matcher),
-                    terminal::escape(&h.command),
-                    h.timeout.as_secs()
-                )?;
-            }
-            let trusted = Approvals::HOOKS.is_approved(root, &file.hash);
-            writeln!(
-                out,
-                "{}",
-                if trusted {
-                    "trusted: these hooks run".to_string()
-                } else {
-                    "NOT trusted: these hooks do not run until you review them and `slmcode hooks trust`".to_string()
-                }
-            )?;
-        }
-        HooksAction::Trust => {
-            Approvals::HOOKS
-                .set(root, Some(&file.hash))
-                .map_err(|e| anyhow::anyhow!(e))?;
-            writeln!(
-                out,
-                "trusted .slmcode/hooks.json ({} hook(s), content {}) for {}",
-                file.hooks.pre.len() + file.hooks.post.len(),
-                &file.hash[..12],
-                root.display()
-            )?;
-        }
-        HooksAction::Untrust => {
-            Approvals::HOOKS
-                .set(root, None)
-                .map_err(|e| anyhow::anyhow!(e))?;
-            writeln!(out, "hooks of {} are no longer trusted", root.display())?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `slmcode mcp`: stdio by default, streamable HTTP with --http. Logs (rmcp's included) go to
-/// stderr only; stdout carries JSON-RPC and nothing else.
-fn serve_mcp(root: Option<PathBuf>, http: Option<HttpOptions>) -> Result<ExitCode> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SLMCODE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
-        )
-        .init();
-    let ws = open_workspace(root)?;
-    let registry = Arc::new(with_project_hooks(Registry::coding(), &ws)?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    match http {
-        None => runtime.block_on(server::serve_stdio(registry, ws))?,
-        Some(options) => {
-            let root = ws.jail.root().to_path_buf();
-            runtime.block_on(server::serve_http(
-                registry,
-                ws.jail,
-                ws.config,
-                options,
-                async {
-                    let _ = tokio::signal::ctrl_c().await;
-                },
-                |addr| {
-                    eprintln!(
-                        "slmcode mcp: serving http://{addr}/mcp for {}",
-                        root.display()
-                    )
-                },
-            ))?
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Prints a subcommand's result: the text on stdout, or the error on stderr with exit 1.
-fn report(
-    what: &str,
-    result: Result<String, slmcode_aci::registry::ToolError>,
-) -> Result<ExitCode> {
-    // Staged diffs, file names and transcripts come from the project: shown escaped.
-    match result {
-        Ok(text) => {
-            writeln!(
-                std::io::stdout().lock(),
-                "{}",
-                terminal::escape(text.trim_end())
-            )?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            eprintln!("{what}: {}", terminal::escape(&e.to_string()));
-            Ok(ExitCode::from(1))
-        }
-    }
-}
-
-/// The given root, or the current directory.
-fn project_root(root: Option<PathBuf>) -> Result<PathBuf> {
-    match root {
-        Some(r) => Ok(r),
-        None => std::env::current_dir().context("cannot read the current directory"),
-    }
-}
-
-/// Opens the project root with its config; config warnings go to stderr, never into a result.
-fn open_workspace(root: Option<PathBuf>) -> Result<Workspace> {
-    let root = project_root(root)?;
-    if !root.is_dir() {
-        bail!(
-            "project root {} is not a directory (pass --root DIR)",
-            root.display()
-        );
-    }
-    let jail = slmcode_aci::path::Jail::open(&root)
-        .with_context(|| format!("cannot open project root {}", root.display()))?;
-    // What a killed run left behind (staged temps, checkpoints without a manifest).
-    slmcode_aci::leftovers::sweep(&jail);
-    let user = UserConfig::settings_file()?;
-    let canonical = jail.root().to_path_buf();
-    let (config, warnings) = Config::load(&jail, user.as_ref(), std::env::vars(), |hash| {
-        Approvals::CONFIG.is_approved(&canonical, hash)
-    })?;
-    for w in warnings {
-        eprintln!("slmcode: warning: {w}");
-    }
-    Ok(Workspace::new(jail, config))
-}
-
-fn print_tools(registry: &Registry, json: bool) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    if json {
-        let list: Vec<serde_json::Value> = registry
-            .specs()
-            .map(|s| {
-                serde_json::json!({
-                    "name": s.name,
-                    "description": s.description,
-                    "parameters": s.schema(),
-                    "read_only": s.effect.read_only,
-                    "destructive": s.effect.destructive,
-                    "idempotent": s.effect.idempotent,
-                    "open_world": s.effect.open_world,
-                })
-            })
-            .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
-        return Ok(());
-    }
-    for spec in registry.specs() {
-        writeln!(out, "{}\n  {}", spec.name, spec.description)?;
-        for p in spec.params {
-            writeln!(
-                out,
-                "    {}{}: {}",
-                p.name,
-                if p.required { " (required)" } else { "" },
-                p.description
-            )?;
-        }
-        writeln!(out, "  e.g. slmcode tool {} '{}'", spec.name, spec.example)?;
-    }
-    Ok(())
 }

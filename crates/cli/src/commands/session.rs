@@ -2,13 +2,41 @@
 //! is how scripts, replays and benchmarks drive the tools with session state intact.
 
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 use serde_json::{json, Value};
 use slmcode_aci::{Registry, Workspace};
 
+use super::common::{open_workspace, registry};
+
+/// The arguments of `slmcode session`.
+#[derive(clap::Args)]
+pub struct SessionArgs {
+    /// Project root (default: the current directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Offer the specialist set too (mcp_call, with the user's MCP servers).
+    #[arg(long)]
+    specialist: bool,
+}
+
+/// `slmcode session`: stdin to stdout, until stdin ends.
+pub fn run(args: SessionArgs) -> anyhow::Result<ExitCode> {
+    let mut ws = open_workspace(args.root)?;
+    let registry = registry(args.specialist, &mut ws)?;
+    answer(
+        &registry,
+        &mut ws,
+        std::io::stdin().lock(),
+        std::io::stdout().lock(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Answers every line of `input` on `output`. A malformed line gets an error line and the
 /// session goes on; only an I/O failure on the streams ends it.
-pub fn run(
+fn answer(
     registry: &Registry,
     ws: &mut Workspace,
     mut input: impl BufRead,

@@ -1,180 +1,23 @@
-//! Setting a project up and checking a machine: `slmcode config show` (every effective key
-//! and where it came from), `slmcode init` (a commented config and a .gitignore for the run
-//! state), `slmcode doctor` (endpoint, model, git, sandbox, grammars — and what to fix).
+//! `slmcode doctor`: checks the endpoint, the model, git, the sandbox and the grammars, and
+//! says what to fix.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::terminal;
 use anyhow::Result;
-use serde_json::json;
-use slmcode_aci::config::Shown;
 use slmcode_aci::path::RelPath;
-use slmcode_aci::registry::ToolError;
-use slmcode_aci::{state, syntax, Config, Workspace};
-use slmcode_agent::approvals::Approvals;
-use slmcode_agent::user_config::{self, UserConfig};
+use slmcode_aci::{syntax, Config, Workspace};
 
-/// `slmcode config show`.
-pub fn show(ws: &Workspace, as_json: bool) -> Result<ExitCode> {
-    let user = UserConfig::load()?;
-    let user_path = user_config::config_path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "(no HOME)".into());
-    let mut rows = ws.config.show();
-    for row in rows.iter_mut() {
-        if row.key == "endpoint" && row.from == "default" {
-            row.value = slmcode_agent::backend::DEFAULT_ENDPOINT.to_string();
-        }
-    }
-    let servers = if user.mcp_servers.is_empty() {
-        "(none)".to_string()
-    } else {
-        user.mcp_servers
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let servers_origin = if user.mcp_servers.is_empty() {
-        "default".to_string()
-    } else {
-        user_path.clone()
-    };
-    rows.push(Shown {
-        key: "mcp_servers",
-        value: servers,
-        from: servers_origin,
-        ignored: None,
-    });
-    let mut out = std::io::stdout().lock();
-    if as_json {
-        let list: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                let mut row = json!({"key": r.key, "value": r.value, "from": r.from});
-                if let Some(i) = &r.ignored {
-                    row["ignored"] = json!({"value": i.asked, "from": i.source});
-                }
-                row
-            })
-            .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
-    } else {
-        let width = rows.iter().map(|r| r.key.len()).max().unwrap_or(0);
-        let vwidth = rows
-            .iter()
-            .map(|r| r.value.chars().count().min(40))
-            .max()
-            .unwrap_or(0);
-        writeln!(
-            out,
-            "# layers: defaults < {user_path} < .slmcode/config.yaml < SLMCODE_* < flags"
-        )?;
-        for r in &rows {
-            let ignored = r
-                .ignored
-                .as_ref()
-                .map(|i| {
-                    format!(
-                        "  [IGNORED {}: {} — it would loosen this; `slmcode config trust` approves the file]",
-                        i.source, i.asked
-                    )
-                })
-                .unwrap_or_default();
-            writeln!(
-                out,
-                "{:<width$}  {:<vwidth$}  {}{ignored}",
-                r.key,
-                terminal::escape(&r.value),
-                r.from
-            )?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
+use super::common::open_workspace;
+use super::run;
 
-/// `slmcode config trust` / `untrust`: approve (or withdraw the approval of) the current
-/// content of the project's config, which may then loosen safety settings.
-pub fn trust_config(ws: &Workspace, trust: bool) -> Result<ExitCode> {
-    let root = ws.jail.root();
-    let mut out = std::io::stdout().lock();
-    if !trust {
-        Approvals::CONFIG
-            .set(root, None)
-            .map_err(|e| anyhow::anyhow!(e))?;
-        writeln!(
-            out,
-            "the config of {} is no longer approved: it may only tighten safety settings",
-            root.display()
-        )?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let Some(hash) = Config::project_hash(&ws.jail)? else {
-        writeln!(out, "no .slmcode/config.yaml in {}", root.display())?;
-        return Ok(ExitCode::SUCCESS);
-    };
-    Approvals::CONFIG
-        .set(root, Some(&hash))
-        .map_err(|e| anyhow::anyhow!(e))?;
-    writeln!(
-        out,
-        "approved .slmcode/config.yaml (content {}) for {}: its values now apply, loosening ones included; any change needs approving again",
-        &hash[..12],
-        root.display()
-    )?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The commented config `slmcode init` writes: every key a project may set, at its default.
-fn config_template() -> String {
-    let d = Config::default();
-    let mut text = String::from(
-        "# slmcode settings for this project. Layers, lowest first: built-in defaults, your\n\
-         # ~/.config/slmcode/config.yaml, this file, SLMCODE_<KEY> variables, command-line flags.\n\
-         # endpoint, api_key_env, mcp_servers and shell_allow are read only from your own config.\n\
-         # `slmcode config show` prints what is in effect and where each value came from.\n\n",
-    );
-    for Shown { key, value, .. } in d.show() {
-        if slmcode_aci::config::USER_ONLY_KEYS.contains(&key) {
-            continue;
-        }
-        let value = if value == "(none)" {
-            String::new()
-        } else {
-            value
-        };
-        text.push_str(&format!("# {key}: {value}\n"));
-    }
-    text
-}
-
-/// What the run-state folders are: local to this machine, never committed.
-const GITIGNORE: &str =
-    "# slmcode run state: local to this machine\nruns/\ncheckpoints/\npending/\nscratch/\ntmp/\n";
-
-/// `slmcode init`.
-pub fn init(ws: &Workspace, force: bool) -> Result<ExitCode> {
-    let config = RelPath::root().join(".slmcode").join("config.yaml");
-    let ignore = RelPath::root().join(".slmcode").join(".gitignore");
-    let mut wrote = Vec::new();
-    for (path, text) in [
-        (&config, config_template()),
-        (&ignore, GITIGNORE.to_string()),
-    ] {
-        let exists = ws.jail.symlink_metadata(path).is_ok();
-        if exists && !force {
-            eprintln!("slmcode init: {path} exists; left as it is (--force replaces it)");
-            continue;
-        }
-        state::write_shared(&ws.jail, path, text.as_bytes())
-            .map_err(|e: ToolError| anyhow::anyhow!("{e}"))?;
-        wrote.push(path.to_string());
-    }
-    if !wrote.is_empty() {
-        writeln!(std::io::stdout().lock(), "wrote {}", wrote.join(", "))?;
-    }
-    Ok(ExitCode::SUCCESS)
+/// The arguments of `slmcode doctor`.
+#[derive(clap::Args)]
+pub struct DoctorArgs {
+    /// Project root (default: the current directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
 }
 
 /// One line of the doctor's report.
@@ -186,10 +29,11 @@ struct Check {
 }
 
 /// `slmcode doctor`: exit 0 when everything essential is in order.
-pub fn doctor(ws: &Workspace) -> Result<ExitCode> {
+pub fn run(args: DoctorArgs) -> Result<ExitCode> {
+    let ws = open_workspace(args.root)?;
     let mut checks = Vec::new();
     // The endpoint and the model.
-    match crate::run::backend(&ws.config, true) {
+    match run::backend(&ws.config, true) {
         Ok(backend) => {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
