@@ -199,7 +199,7 @@ fn walk(
 /// Where writes stage their temp files: `.slmcode/tmp/`, inside the project (so usually on
 /// its filesystem, where a rename into place is atomic) but out of its tree and out of `git
 /// status`.
-pub const STAGING_DIR: &str = "tmp";
+pub use crate::boundary::layout::STAGING as STAGING_DIR;
 
 /// How a temp file beside its target starts (when there is no staging directory, or it is on
 /// another filesystem): `.slmcode-<pid>-<n>.tmp`.
@@ -238,6 +238,61 @@ fn temp_name(prefix: &str) -> String {
 /// An error of a write that did not happen, saying so.
 fn unchanged(e: &std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("{e}; nothing was changed"))
+}
+
+/// Writes `content` to a new file `tmp` in `dir` with `mode`, fsynced; removed again on
+/// failure. Returns the file and its length.
+fn stage_in(
+    dir: &Dir,
+    tmp: &str,
+    content: &mut dyn Read,
+    mode: u32,
+) -> std::io::Result<(std::fs::File, u64)> {
+    use cap_std::fs::OpenOptionsExt;
+    let mut options = OpenOptions::new();
+    // Created with the final mode (less the umask), so private content is never readable by
+    // others while it is written; the mode is then set exactly.
+    options.read(true).write(true).create_new(true).mode(mode);
+    let staged = (|| {
+        let mut file = dir.open_with(tmp, &options)?.into_std();
+        let len = std::io::copy(content, &mut file)?;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        file.sync_all()?;
+        Ok((file, len))
+    })();
+    if staged.is_err() {
+        let _ = dir.remove_file(tmp);
+    }
+    staged
+}
+
+/// Makes a directory's entries durable (a readable handle of this same directory).
+fn sync_dir(dir: &Dir) -> std::io::Result<()> {
+    dir.open(".")?.into_std().sync_all()
+}
+
+/// The durable replace for a directory reached without the jail (the user's own files): a
+/// temp beside `name`, fsynced, renamed over it, the directory fsynced. Returns the bytes
+/// written.
+pub fn replace_in(
+    dir: &Dir,
+    name: impl AsRef<Path>,
+    content: &mut dyn Read,
+    mode: u32,
+) -> std::io::Result<u64> {
+    let tmp = temp_name(BESIDE_PREFIX);
+    let (_, len) = stage_in(dir, &tmp, content, mode).map_err(|e| unchanged(&e))?;
+    if let Err(e) = dir.rename(&tmp, dir, name.as_ref()) {
+        let _ = dir.remove_file(&tmp);
+        return Err(unchanged(&e));
+    }
+    sync_dir(dir).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("the file was replaced, but its directory could not be synced: {e}"),
+        )
+    })?;
+    Ok(len)
 }
 
 /// True when `dir` is `.slmcode/scratch` or beneath it.
@@ -327,19 +382,7 @@ impl Anchored {
         content: &mut dyn Read,
         mode: u32,
     ) -> std::io::Result<(std::fs::File, u64)> {
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create_new(true);
-        let staged = (|| {
-            let mut file = self.dir.open_with(tmp, &options)?.into_std();
-            let len = std::io::copy(content, &mut file)?;
-            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            file.sync_all()?;
-            Ok((file, len))
-        })();
-        if staged.is_err() {
-            let _ = self.dir.remove_file(tmp);
-        }
-        staged
+        stage_in(&self.dir, tmp, content, mode)
     }
 
     /// The cross-filesystem case of [`Anchored::replace_from`]: copies the staged file to a
@@ -369,7 +412,7 @@ impl Anchored {
 
     /// Makes the directory's entries durable (a readable handle of this same directory).
     pub fn sync(&self) -> std::io::Result<()> {
-        self.dir.open(".")?.into_std().sync_all()
+        sync_dir(&self.dir)
     }
 
     /// Appends to `name`, creating it with `mode`.

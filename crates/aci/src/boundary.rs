@@ -19,10 +19,37 @@ use std::path::{Path, PathBuf};
 
 use crate::path::{Jail, RelPath};
 
-/// The harness's own directory: tools never write under it, except in [`SCRATCH`].
-pub const CONTROL_DIR: &str = ".slmcode";
-/// The one place under [`CONTROL_DIR`] tools may write.
-pub const SCRATCH: &str = "scratch";
+pub use layout::{CONTROL_DIR, SCRATCH};
+
+/// The layout of `.slmcode/`, in one place: every module that reads or writes harness state
+/// names its place through here, so the boundary and the layout cannot drift apart.
+pub mod layout {
+    use crate::path::RelPath;
+
+    /// The harness's own directory: tools never write under it, except in [`SCRATCH`].
+    pub const CONTROL_DIR: &str = ".slmcode";
+    /// The one place under [`CONTROL_DIR`] tools may write.
+    pub const SCRATCH: &str = "scratch";
+    /// The project's config (tighten-only for a project the user did not trust).
+    pub const CONFIG: &str = "config.yaml";
+    /// The project's hooks, run only once the user trusted their exact content.
+    pub const HOOKS: &str = "hooks.json";
+    /// The project's skills.
+    pub const SKILLS: &str = "skills";
+    /// One trajectory file per `slmcode run`.
+    pub const RUNS: &str = "runs";
+    /// Review mode's staged changes.
+    pub const PENDING: &str = "pending";
+    /// The first copy of every path a session changed.
+    pub const CHECKPOINTS: &str = "checkpoints";
+    /// Where durable writes stage their temp files (same filesystem as most targets).
+    pub const STAGING: &str = "tmp";
+
+    /// `.slmcode/<name>`, project-relative.
+    pub fn path(name: &str) -> RelPath {
+        RelPath::root().join(CONTROL_DIR).join(name)
+    }
+}
 /// How deep below the root [`Protected::discover`] looks for nested `.git` entries. Submodules
 /// and vendored repositories sit a few levels down; a deeper one (or one inside a build cache
 /// or `node_modules/`, which are not entered) is still covered by the path text check of every
@@ -360,6 +387,16 @@ fn gitdir_target(file: &Path) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_layout_names_the_same_places_as_the_spelled_out_paths() {
+        assert_eq!(
+            layout::path(layout::CONFIG).as_str(),
+            crate::config::CONFIG_PATH
+        );
+        assert!(is_control_path(&layout::path(layout::HOOKS)));
+        assert!(!is_control_path(&layout::path(layout::SCRATCH).join("x")));
+    }
+
     use super::*;
 
     fn rel(s: &str) -> RelPath {

@@ -14,16 +14,17 @@ use cap_std::fs::OpenOptionsExt;
 use cap_std::fs::{MetadataExt, OpenOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::anchor::{self, AnchorError, Writer};
+use crate::anchor::{self, AnchorError, Anchored, Writer};
 use crate::boundary::Protected;
+use crate::boundary::CONTROL_DIR;
 use crate::error::RefusalClass;
-use crate::mutation::{self, CONTROL_DIR};
+use crate::error::ToolError;
+use crate::fsx::{anchored, check_boundary, resolve_new};
 use crate::path::{Jail, PathError, RawPath, RelPath};
-use crate::registry::ToolError;
 use crate::state::{self, now};
 
 /// Where checkpoints live, under the control directory.
-pub const CHECKPOINT_DIR: &str = "checkpoints";
+pub use crate::boundary::layout::CHECKPOINTS as CHECKPOINT_DIR;
 
 /// What a path held before the session first changed it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -387,15 +388,15 @@ pub fn restore(jail: &Jail, id: &str, only: &[RelPath]) -> Result<Vec<String>, T
                 valid_id(blob)?;
                 let blob = session_dir(id).join("blobs").join(blob);
                 let mut content = jail.open_file(&blob)?;
-                let written = mutation::restore_file(jail, &path, &mut content, *mode)?;
+                let written = restore_file(jail, &path, &mut content, *mode)?;
                 report.push(format!("restored {shown} ({written} bytes, mode {mode:o})"));
             }
             Saved::Symlink { target } => {
-                mutation::restore_symlink(jail, &path, &entry.link_target(target))?;
+                restore_symlink(jail, &path, &entry.link_target(target))?;
                 report.push(format!("restored {shown} (symlink to {target})"));
             }
             Saved::Absent => {
-                if mutation::remove_restored(jail, &path)? {
+                if remove_restored(jail, &path)? {
                     report.push(format!("removed {shown} (it did not exist before)"));
                 } else {
                     report.push(format!("{shown} is already absent"));
@@ -407,4 +408,116 @@ pub fn restore(jail: &Jail, id: &str, only: &[RelPath]) -> Result<Vec<String>, T
         }
     }
     Ok(report)
+}
+/// Where a restore lands: the path's directory, reached from the root without following a
+/// symlink and refused when it is a protected place (a directory swapped for a link to
+/// `.slmcode` since the checkpoint is not a plain directory, and is refused) — then written
+/// through like every write.
+fn restore_dir(
+    jail: &Jail,
+    path: &RawPath,
+    create: bool,
+) -> Result<(Anchored, Protected), ToolError> {
+    let shown = path.display();
+    check_boundary(&shown, &shown, "restore")?;
+    let protected = Protected::discover(jail);
+    // Where the path leads now, for a refusal that names the protected place it would reach;
+    // the walk below refuses a symlinked directory in any case.
+    let leads_to = path
+        .to_rel()
+        .and_then(|rel| resolve_new(jail, &rel, "restore").ok());
+    for place in [Some(&shown), leads_to.as_ref()].into_iter().flatten() {
+        if let Some(b) = protected.classify(place) {
+            return Err(ToolError::refused(
+                RefusalClass::Boundary,
+                b.refusal(&shown.to_string(), "restore"),
+            ));
+        }
+    }
+    let dir = anchored(
+        jail,
+        &protected,
+        &path.parent(),
+        create,
+        Writer::Tool,
+        "restore",
+        &shown,
+    )?;
+    Ok((dir, protected))
+}
+
+/// Restores a file's bytes (streamed from `content`) and mode (checkpoint restore): the same
+/// checks and anchored write as any change, but no syntax check or new checkpoint — it puts
+/// back what was. Returns the bytes written.
+pub fn restore_file(
+    jail: &Jail,
+    path: &RawPath,
+    content: &mut dyn Read,
+    mode: u32,
+) -> Result<u64, ToolError> {
+    let shown = path.display();
+    let (dir, protected) = restore_dir(jail, path, true)?;
+    let name = path.file_name();
+    if let Ok(meta) = dir.symlink_metadata(name) {
+        if meta.is_dir() {
+            return Err(ToolError::refused(
+                RefusalClass::Other,
+                format!(
+                    "restore of {shown} refused: a directory stands there now; move it away first"
+                ),
+            ));
+        }
+        if meta.file_type().is_symlink() {
+            dir.remove_file(name).map_err(|e| {
+                ToolError::refused(RefusalClass::Io, format!("restore of {shown} failed: {e}"))
+            })?;
+        }
+    }
+    let staging = anchor::staging(jail, &protected);
+    dir.replace_from(name, content, mode, staging.as_ref())
+        .map_err(|e| {
+            ToolError::refused(RefusalClass::Io, format!("restore of {shown} failed: {e}"))
+        })
+}
+
+/// Recreates a symlink (checkpoint restore).
+pub fn restore_symlink(
+    jail: &Jail,
+    path: &RawPath,
+    target: &std::path::Path,
+) -> Result<(), ToolError> {
+    remove_restored(jail, path)?;
+    let (dir, _) = restore_dir(jail, path, true)?;
+    dir.symlink(target, path.file_name()).map_err(|e| {
+        ToolError::refused(
+            RefusalClass::Io,
+            format!("restore of {} failed: {e}", path.display()),
+        )
+    })
+}
+
+/// Removes a file or link that did not exist when the checkpoint was taken. Returns whether
+/// anything was there.
+pub fn remove_restored(jail: &Jail, path: &RawPath) -> Result<bool, ToolError> {
+    let shown = path.display();
+    let dir = match restore_dir(jail, path, false) {
+        Ok((dir, _)) => dir,
+        Err(ToolError::Path(PathError::NotFound { .. })) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    match dir.symlink_metadata(path.file_name()) {
+        Ok(meta) if meta.is_dir() => Err(ToolError::refused(RefusalClass::Other, format!(
+            "restore would remove {shown}, but it is a directory now; remove it by hand if it should go"
+        ))),
+        Ok(_) => {
+            dir.remove_file(path.file_name()).map_err(|e| {
+                ToolError::refused(RefusalClass::Io, format!("restore could not remove {shown}: {e}"))
+            })?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(ToolError::refused(RefusalClass::Io, format!(
+            "restore could not look at {shown}: {e}"
+        ))),
+    }
 }

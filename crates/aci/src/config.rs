@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use crate::output::MIN_MAX_TOOL_CHARS;
 use crate::path::{Jail, PathError, RelPath};
 
-/// The project config file, relative to the root.
+/// The project config file, relative to the root: `layout::path(layout::CONFIG)` spelled out
+/// as a constant for messages (a test keeps the two the same).
 pub const CONFIG_PATH: &str = ".slmcode/config.yaml";
 
 /// What a write does: the permission mode of the one mutation path.

@@ -13,17 +13,19 @@
 
 use cap_std::fs::MetadataExt;
 
-use std::io::Read;
-
-use crate::anchor::{self, AnchorError, Anchored, Writer};
+use crate::anchor::{Anchored, Writer};
 use crate::boundary::{self, Protected};
 use crate::checkpoint::NotSaved;
 use crate::config::PermissionMode;
 use crate::error::RefusalClass;
+use crate::error::ToolError;
+pub use crate::fsx::read_all;
+use crate::fsx::{
+    anchored, check_boundary, check_boundary_on_disk, not_regular, resolve_new, write_file,
+};
 use crate::outcome::Applied;
-use crate::path::{Jail, PathError, RawPath, RelPath};
+use crate::path::{PathError, RawPath, RelPath};
 use crate::pending;
-use crate::registry::ToolError;
 use crate::syntax::{self, SyntaxError, Verdict};
 use crate::workspace::{ReadRecord, Workspace};
 
@@ -251,7 +253,11 @@ pub fn commit_as(
             let before = current(ws)?;
             if mode == PermissionMode::DryRun {
                 Done::DryRun {
-                    diff: unified_diff(&target.real, before.as_deref().unwrap_or_default(), &bytes),
+                    diff: crate::text::unified_diff(
+                        &target.real,
+                        before.as_deref().unwrap_or_default(),
+                        &bytes,
+                    ),
                 }
             } else {
                 let id = pending::stage(&ws.jail, &target.real, before.as_deref(), &bytes, tool)?;
@@ -640,187 +646,6 @@ fn git_mv(ws: &Workspace, from: &RelPath, to: &RelPath) -> Result<(), ToolError>
     Ok(())
 }
 
-/// Where a restore lands: the path's directory, reached from the root without following a
-/// symlink and refused when it is a protected place (a directory swapped for a link to
-/// `.slmcode` since the checkpoint is not a plain directory, and is refused) — then written
-/// through like every write.
-fn restore_dir(
-    jail: &Jail,
-    path: &RawPath,
-    create: bool,
-) -> Result<(Anchored, Protected), ToolError> {
-    let shown = path.display();
-    check_boundary(&shown, &shown, "restore")?;
-    let protected = Protected::discover(jail);
-    // Where the path leads now, for a refusal that names the protected place it would reach;
-    // the walk below refuses a symlinked directory in any case.
-    let leads_to = path
-        .to_rel()
-        .and_then(|rel| resolve_new(jail, &rel, "restore").ok());
-    for place in [Some(&shown), leads_to.as_ref()].into_iter().flatten() {
-        if let Some(b) = protected.classify(place) {
-            return Err(ToolError::refused(
-                RefusalClass::Boundary,
-                b.refusal(&shown.to_string(), "restore"),
-            ));
-        }
-    }
-    let dir = anchored(
-        jail,
-        &protected,
-        &path.parent(),
-        create,
-        Writer::Tool,
-        "restore",
-        &shown,
-    )?;
-    Ok((dir, protected))
-}
-
-/// Restores a file's bytes (streamed from `content`) and mode (checkpoint restore): the same
-/// checks and anchored write as any change, but no syntax check or new checkpoint — it puts
-/// back what was. Returns the bytes written.
-pub fn restore_file(
-    jail: &Jail,
-    path: &RawPath,
-    content: &mut dyn Read,
-    mode: u32,
-) -> Result<u64, ToolError> {
-    let shown = path.display();
-    let (dir, protected) = restore_dir(jail, path, true)?;
-    let name = path.file_name();
-    if let Ok(meta) = dir.symlink_metadata(name) {
-        if meta.is_dir() {
-            return Err(ToolError::refused(
-                RefusalClass::Other,
-                format!(
-                    "restore of {shown} refused: a directory stands there now; move it away first"
-                ),
-            ));
-        }
-        if meta.file_type().is_symlink() {
-            dir.remove_file(name).map_err(|e| {
-                ToolError::refused(RefusalClass::Io, format!("restore of {shown} failed: {e}"))
-            })?;
-        }
-    }
-    let staging = anchor::staging(jail, &protected);
-    dir.replace_from(name, content, mode, staging.as_ref())
-        .map_err(|e| {
-            ToolError::refused(RefusalClass::Io, format!("restore of {shown} failed: {e}"))
-        })
-}
-
-/// Recreates a symlink (checkpoint restore).
-pub fn restore_symlink(
-    jail: &Jail,
-    path: &RawPath,
-    target: &std::path::Path,
-) -> Result<(), ToolError> {
-    remove_restored(jail, path)?;
-    let (dir, _) = restore_dir(jail, path, true)?;
-    dir.symlink(target, path.file_name()).map_err(|e| {
-        ToolError::refused(
-            RefusalClass::Io,
-            format!("restore of {} failed: {e}", path.display()),
-        )
-    })
-}
-
-/// Removes a file or link that did not exist when the checkpoint was taken. Returns whether
-/// anything was there.
-pub fn remove_restored(jail: &Jail, path: &RawPath) -> Result<bool, ToolError> {
-    let shown = path.display();
-    let dir = match restore_dir(jail, path, false) {
-        Ok((dir, _)) => dir,
-        Err(ToolError::Path(PathError::NotFound { .. })) => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    match dir.symlink_metadata(path.file_name()) {
-        Ok(meta) if meta.is_dir() => Err(ToolError::refused(RefusalClass::Other, format!(
-            "restore would remove {shown}, but it is a directory now; remove it by hand if it should go"
-        ))),
-        Ok(_) => {
-            dir.remove_file(path.file_name()).map_err(|e| {
-                ToolError::refused(RefusalClass::Io, format!("restore could not remove {shown}: {e}"))
-            })?;
-            Ok(true)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(ToolError::refused(RefusalClass::Io, format!(
-            "restore could not look at {shown}: {e}"
-        ))),
-    }
-}
-
-/// Opens `dir` for a write of `shown` through [`anchor::open`], with its refusals worded for the
-/// model.
-fn anchored(
-    jail: &Jail,
-    protected: &Protected,
-    dir: &RawPath,
-    create: bool,
-    writer: Writer,
-    verb: &str,
-    shown: &RelPath,
-) -> Result<Anchored, ToolError> {
-    anchor::open_raw(jail, protected, dir, create, writer).map_err(|e| match e {
-        AnchorError::Protected(b, _) => ToolError::refused(RefusalClass::Boundary, b.refusal(&shown.to_string(), verb)),
-        AnchorError::Changed(p) => ToolError::refused(RefusalClass::Io, format!(
-            "{verb} refused — {p} changed while {shown} was being written (it is not a plain directory now: a symlink or a file was put there). Nothing was written; look at it with ws_list and retry."
-        )),
-        AnchorError::Path(p) => ToolError::Path(p),
-        AnchorError::Io(p, e) => ToolError::refused(RefusalClass::Io, format!("{verb} of {shown} failed at {p}: {e}")),
-    })
-}
-
-/// Writes `bytes` to `path` atomically through its anchored directory (created as needed):
-/// temp file, fsync, rename, fsync of the directory. Every file write of the tools and of the
-/// harness's own records comes here.
-pub(crate) fn write_file(
-    jail: &Jail,
-    protected: &Protected,
-    path: &RelPath,
-    bytes: &[u8],
-    mode: u32,
-    writer: Writer,
-) -> Result<(), ToolError> {
-    write_from(
-        jail,
-        protected,
-        &RawPath::from_rel(path),
-        &mut &bytes[..],
-        mode,
-        writer,
-    )
-    .map(|_| ())
-}
-
-/// [`write_file`] streamed from `content` (a checkpoint's copy of a large file). Returns the
-/// bytes written.
-pub(crate) fn write_from(
-    jail: &Jail,
-    protected: &Protected,
-    path: &RawPath,
-    content: &mut dyn Read,
-    mode: u32,
-    writer: Writer,
-) -> Result<u64, ToolError> {
-    let shown = path.display();
-    let dir = anchored(
-        jail,
-        protected,
-        &path.parent(),
-        true,
-        writer,
-        "write",
-        &shown,
-    )?;
-    let staging = anchor::staging(jail, protected);
-    dir.replace_from(path.file_name(), content, mode, staging.as_ref())
-        .map_err(|e| ToolError::refused(RefusalClass::Io, e.to_string()))
-}
-
 /// The focus guard: with `focus:` globs configured, only matching paths may change.
 fn check_focus(
     ws: &Workspace,
@@ -866,119 +691,6 @@ fn verb_of(tool: &str) -> &'static str {
         "ws_mv" => "move",
         "ws_delete" => "delete",
         _ => "write",
-    }
-}
-
-/// The whole current content of a file, through the jail. Only a regular file: a device or a
-/// FIFO (`mknod zero.txt c 1 5`) would be read until memory runs out. Judged on the opened
-/// handle, so nothing can be swapped in after the check.
-pub fn read_all(jail: &Jail, path: &RelPath) -> Result<Vec<u8>, ToolError> {
-    let mut file = jail.open_file(path)?;
-    let meta = file.metadata().map_err(|e| {
-        ToolError::refused(RefusalClass::Io, format!("{path} could not be read: {e}"))
-    })?;
-    if !meta.is_file() {
-        return Err(ToolError::refused(
-            RefusalClass::Other,
-            not_regular(path, &meta.file_type()),
-        ));
-    }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| {
-        ToolError::refused(RefusalClass::Io, format!("{path} could not be read: {e}"))
-    })?;
-    Ok(bytes)
-}
-
-/// Why a path that is not a regular file is refused, naming what it is.
-fn not_regular(path: &RelPath, kind: &cap_std::fs::FileType) -> String {
-    use cap_std::fs::FileTypeExt;
-    let what = if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    };
-    format!("{path} is {what}, not a regular file; only regular files are read and changed here. Choose another path.")
-}
-
-/// A unified diff of two versions of a file, for dry-run and review.
-pub fn unified_diff(path: &RelPath, before: &[u8], after: &[u8]) -> String {
-    let before = String::from_utf8_lossy(before);
-    let after = String::from_utf8_lossy(after);
-    similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
-        .to_string()
-}
-
-/// Where a file that does not exist yet would be: the deepest existing ancestor resolved
-/// (symlinks followed through the jail), with the missing components appended.
-fn resolve_new(jail: &Jail, path: &RelPath, verb: &str) -> Result<RelPath, ToolError> {
-    let mut missing = vec![path.file_name().to_string()];
-    let mut ancestor = path.parent();
-    loop {
-        match jail.resolve(&ancestor) {
-            Ok(real) => {
-                if !jail.metadata(&real)?.is_dir() {
-                    return Err(ToolError::refused(RefusalClass::Other, format!(
-                        "{verb} refused — {ancestor} is a file, so it cannot contain {path}. Choose another path."
-                    )));
-                }
-                return Ok(missing.iter().rev().fold(real, |p, name| p.join(name)));
-            }
-            Err(PathError::NotFound { .. }) if !ancestor.is_root() => {
-                missing.push(ancestor.file_name().to_string());
-                ancestor = ancestor.parent();
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
-/// Refuses a path whose text crosses a boundary (`.slmcode/` or any `.git`).
-fn check_boundary(given: &RelPath, path: &RelPath, verb: &str) -> Result<(), ToolError> {
-    match boundary::classify(path) {
-        Some(b) => Err(ToolError::refused(
-            RefusalClass::Boundary,
-            b.refusal(&given.to_string(), verb),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// The checks that need the disk: `real` (symlinks resolved) must not lie in a protected place
-/// — by its text, under a `gitdir:` target, or because a directory on its way *is* a protected
-/// one (same device and inode, see [`anchor::check`]). Returns what was found, for the write.
-fn check_boundary_on_disk(
-    jail: &Jail,
-    given: &RelPath,
-    real: &RelPath,
-    verb: &str,
-) -> Result<Protected, ToolError> {
-    let protected = Protected::discover(jail);
-    if let Some(b) = protected.classify(real) {
-        return Err(ToolError::refused(
-            RefusalClass::Boundary,
-            b.refusal(&given.to_string(), verb),
-        ));
-    }
-    // Every existing directory on the way, by identity: a bind mount or a hard-linked
-    // directory cannot alias a protected place.
-    match anchor::check(jail, &protected, &real.parent(), Writer::Tool) {
-        Ok(()) => Ok(protected),
-        Err(AnchorError::Protected(b, _)) => Err(ToolError::refused(
-            RefusalClass::Boundary,
-            b.refusal(&given.to_string(), verb),
-        )),
-        // A symlink in `real` (which has them resolved) appeared since: refused at the write.
-        Err(_) => Ok(protected),
     }
 }
 

@@ -1,20 +1,19 @@
-//! Review mode's staging area: a change the tools were asked to make waits in
-//! `.slmcode/pending/<id>.json` until the user applies or rejects it with `slmcode pending`.
-//! Applying goes through the one mutation path again, and only onto the bytes the change was
-//! made against.
+//! Review mode's staging store: a change the tools were asked to make waits in
+//! `.slmcode/pending/<id>.json` until the user applies ([`crate::review::apply`]) or rejects
+//! it with `slmcode pending`. This module only keeps the store; applying is the mutation
+//! path's business, so the store sits below it.
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::PermissionMode;
+use crate::boundary::CONTROL_DIR;
 use crate::error::RefusalClass;
-use crate::mutation::{self, Done, CONTROL_DIR};
+use crate::error::ToolError;
+use crate::fsx;
 use crate::path::{Jail, PathError, RelPath};
-use crate::registry::ToolError;
 use crate::state;
-use crate::workspace::Workspace;
 
 /// Where staged changes live, relative to the root.
-pub const PENDING_DIR: &str = "pending";
+pub use crate::boundary::layout::PENDING as PENDING_DIR;
 
 /// One staged change.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -102,37 +101,12 @@ pub fn show(jail: &Jail, id: &str) -> Result<String, ToolError> {
     if hash_of(current.as_deref()) != p.before {
         out.push_str("[the file has changed since this was staged; apply will refuse]\n");
     }
-    out.push_str(&mutation::unified_diff(
+    out.push_str(&crate::text::unified_diff(
         &path,
         current.as_deref().unwrap_or_default(),
         p.after.as_bytes(),
     ));
     Ok(out)
-}
-
-/// Applies a staged change through the mutation path (in auto mode), then removes it.
-/// Refused when the file no longer has the bytes the change was made against.
-pub fn apply(ws: &mut Workspace, id: &str) -> Result<String, ToolError> {
-    let p = load(&ws.jail, id)?;
-    let path = RelPath::parse(&p.path, ws.jail.root())?;
-    let current = current_bytes(&ws.jail, &path)?;
-    if hash_of(current.as_deref()) != p.before {
-        return Err(ToolError::refused(RefusalClass::Stale, format!(
-            "pending change {id} was made against a different version of {}; it was not applied. Reject it and redo the change.",
-            p.path
-        )));
-    }
-    let done = mutation::commit_as(
-        ws,
-        &path,
-        current.as_deref(),
-        p.after.into_bytes(),
-        &p.tool,
-        PermissionMode::Auto,
-    )?;
-    debug_assert_eq!(done.done, Done::Written);
-    remove(&ws.jail, id)?;
-    Ok(format!("applied {id}: wrote {}", p.path))
 }
 
 /// Drops a staged change without applying it.
@@ -142,18 +116,18 @@ pub fn reject(jail: &Jail, id: &str) -> Result<String, ToolError> {
     Ok(format!("rejected {id} ({} of {})", p.tool, p.path))
 }
 
-fn remove(jail: &Jail, id: &str) -> Result<(), ToolError> {
+pub(crate) fn remove(jail: &Jail, id: &str) -> Result<(), ToolError> {
     state::remove(jail, &dir().join(&format!("{id}.json")))
 }
 
-fn current_bytes(jail: &Jail, path: &RelPath) -> Result<Option<Vec<u8>>, ToolError> {
-    match mutation::read_all(jail, path) {
+pub(crate) fn current_bytes(jail: &Jail, path: &RelPath) -> Result<Option<Vec<u8>>, ToolError> {
+    match fsx::read_all(jail, path) {
         Ok(b) => Ok(Some(b)),
         Err(ToolError::Path(PathError::NotFound { .. })) => Ok(None),
         Err(e) => Err(e),
     }
 }
 
-fn hash_of(bytes: Option<&[u8]>) -> Option<String> {
+pub(crate) fn hash_of(bytes: Option<&[u8]>) -> Option<String> {
     bytes.map(|b| blake3::hash(b).to_hex().to_string())
 }

@@ -13,7 +13,6 @@ use crate::error::RefusalClass;
 pub use crate::error::ToolError;
 use crate::outcome::Outcome;
 use crate::output::cap;
-use crate::tools;
 use crate::workspace::Workspace;
 
 /// The JSON type of a parameter, as the schema shows it and as [`Args`] checks it.
@@ -507,12 +506,10 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The coding tool set (the spec's `ToolNames()`).
-    pub fn coding() -> Registry {
-        Registry {
-            tools: tools::coding(),
-            hooks: None,
-        }
+    /// A set of `tools`, offered in this order, with no hooks. The coding set is
+    /// `Registry::coding()`, defined beside the tools.
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Registry {
+        Registry { tools, hooks: None }
     }
 
     /// This set plus one more tool, offered after the others. A tool of the same name is
@@ -678,11 +675,6 @@ impl Registry {
             names.join(", ")
         )
     }
-}
-
-/// The coding tool names (the spec's `workspace.ToolNames()`).
-pub fn tool_names() -> Vec<&'static str> {
-    Registry::coding().names()
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@ use serde::Serialize;
 use crate::anchor::{self, Writer};
 use crate::boundary::Protected;
 use crate::error::RefusalClass;
-use crate::mutation;
+use crate::error::ToolError;
+use crate::fsx;
 use crate::path::{Jail, PathError, RawPath, RelPath};
-use crate::registry::ToolError;
 
 /// Records are private to the user.
 const RECORD_MODE: u32 = 0o600;
@@ -40,7 +40,7 @@ pub fn check_id(id: &str, what: &str, list_command: &str) -> Result<(), ToolErro
 /// Writes a record (or blob) durably, through the one write path.
 pub fn write(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
     let protected = Protected::discover(jail);
-    mutation::write_file(jail, &protected, path, bytes, RECORD_MODE, Writer::Harness).map_err(|e| {
+    fsx::write_file(jail, &protected, path, bytes, RECORD_MODE, Writer::Harness).map_err(|e| {
         ToolError::refused(
             RefusalClass::Io,
             format!("could not save {path}: {e}; nothing was changed"),
@@ -52,7 +52,7 @@ pub fn write(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError>
 /// write path. Returns its length.
 pub fn write_from(jail: &Jail, path: &RelPath, content: &mut dyn Read) -> Result<u64, ToolError> {
     let protected = Protected::discover(jail);
-    mutation::write_from(
+    fsx::write_from(
         jail,
         &protected,
         &RawPath::from_rel(path),
@@ -95,7 +95,7 @@ pub fn append(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError
 /// Writes a file meant to be shared and committed (`slmcode init`'s config): 0644.
 pub fn write_shared(jail: &Jail, path: &RelPath, bytes: &[u8]) -> Result<(), ToolError> {
     let protected = Protected::discover(jail);
-    mutation::write_file(jail, &protected, path, bytes, 0o644, Writer::Harness).map_err(|e| {
+    fsx::write_file(jail, &protected, path, bytes, 0o644, Writer::Harness).map_err(|e| {
         ToolError::refused(
             RefusalClass::Io,
             format!("could not save {path}: {e}; nothing was changed"),
@@ -116,7 +116,7 @@ pub fn read_json<T: DeserializeOwned>(
     path: &RelPath,
     missing: impl FnOnce() -> String,
 ) -> Result<T, ToolError> {
-    let bytes = match mutation::read_all(jail, path) {
+    let bytes = match fsx::read_all(jail, path) {
         Ok(b) => b,
         Err(ToolError::Path(PathError::NotFound { .. })) => {
             return Err(ToolError::refused(RefusalClass::NotFound, missing()))

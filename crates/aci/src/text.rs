@@ -117,6 +117,17 @@ impl Text {
     }
 }
 
+/// A unified diff of two versions of a file, for dry-run and review.
+pub fn unified_diff(path: &crate::path::RelPath, before: &[u8], after: &[u8]) -> String {
+    let before = String::from_utf8_lossy(before);
+    let after = String::from_utf8_lossy(after);
+    similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,7 +50,7 @@ impl Approvals {
             None => map.remove(&key).is_some(),
         };
         let text = serde_json::to_vec_pretty(&map).map_err(|e| e.to_string())?;
-        crate::user_config::save_private(&path, &text)
+        slmcode_aci::fsx::save_private(&path, &text)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(changed)
     }

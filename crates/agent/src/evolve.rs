@@ -789,7 +789,7 @@ impl Evolve {
             serde_json::to_vec_pretty(&file).map_err(|e| write_err(io::Error::other(e)))?;
         json.push(b'\n');
 
-        crate::user_config::save_private(path, &json).map_err(write_err)
+        slmcode_aci::fsx::save_private(path, &json).map_err(write_err)
     }
 
     /// Where the state lives by default: `$XDG_DATA_HOME/slmcode/evolve.json`, else

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use slmcode_aci::boundary::Protected;
+use slmcode_aci::boundary::{layout, Protected};
 use slmcode_aci::path::{Jail, RelPath};
 use slmcode_aci::registry::CallHooks;
 use slmcode_aci::shell::exec::{execute, Extra};
@@ -76,7 +76,7 @@ pub struct HooksFile {
 }
 
 fn hooks_path() -> RelPath {
-    RelPath::root().join(".slmcode").join("hooks.json")
+    layout::path(layout::HOOKS)
 }
 
 /// Reads `.slmcode/hooks.json` through the jail and parses those same bytes (so the content
@@ -86,9 +86,9 @@ fn hooks_path() -> RelPath {
 pub fn load(jail: &Jail) -> Result<Option<HooksFile>, (Option<String>, String)> {
     let bytes = match slmcode_aci::mutation::read_all(jail, &hooks_path()) {
         Ok(b) => b,
-        Err(slmcode_aci::registry::ToolError::Path(slmcode_aci::path::PathError::NotFound {
-            ..
-        })) => return Ok(None),
+        Err(slmcode_aci::ToolError::Path(slmcode_aci::path::PathError::NotFound { .. })) => {
+            return Ok(None)
+        }
         Err(e) => return Err((None, format!(".slmcode/hooks.json: {e}"))),
     };
     let hash = blake3::hash(&bytes).to_hex().to_string();

@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use serde::Deserialize;
-use slmcode_aci::path::{Jail, RelPath};
+use slmcode_aci::boundary::layout;
+use slmcode_aci::path::Jail;
 use slmcode_aci::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
 use slmcode_aci::RefusalClass;
 use slmcode_aci::Workspace;
@@ -96,7 +97,7 @@ pub fn load_user_dir(dir: &Path, warnings: &mut Vec<String>) -> Vec<Skill> {
 /// Loads the project's skills from `.slmcode/skills/`, through the jail like every project
 /// read (a symlink there cannot bring a file from outside the project into the prompt).
 pub fn load_project(jail: &Jail, warnings: &mut Vec<String>) -> Vec<Skill> {
-    let dir = RelPath::root().join(".slmcode").join("skills");
+    let dir = layout::path(layout::SKILLS);
     let Ok(entries) = jail.read_dir(&dir) else {
         return Vec::new();
     };

@@ -4,10 +4,11 @@
 //! record: it lives only in the backend's request headers.
 
 use serde_json::{json, Value};
+use slmcode_aci::boundary::layout;
 use slmcode_aci::path::{Jail, RelPath};
-use slmcode_aci::registry::ToolError;
 use slmcode_aci::state;
 use slmcode_aci::RefusalClass;
+use slmcode_aci::ToolError;
 
 /// Where runs are kept, under the project root.
 pub const RUNS_DIR: &str = ".slmcode/runs";
@@ -20,7 +21,7 @@ pub struct Trajectory {
 }
 
 fn runs_dir() -> RelPath {
-    RelPath::root().join(".slmcode").join("runs")
+    layout::path(layout::RUNS)
 }
 
 impl Trajectory {

@@ -4,8 +4,9 @@
 
 use std::borrow::Cow;
 
+use crate::error::ToolError;
 use crate::mutation;
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::workspace::Workspace;
 
 pub struct DeleteTool;

@@ -5,11 +5,12 @@
 use std::borrow::Cow;
 
 use crate::error::RefusalClass;
+use crate::error::ToolError;
 use crate::matching::{self, Gutter, Ladder, Query, Rung};
 use crate::mutation::{self, commit, read_all};
 use crate::outcome::{Edit, Outcome};
 use crate::path::RelPath;
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::text::Text;
 use crate::workspace::{Freshness, Workspace};

@@ -10,7 +10,8 @@ use std::borrow::Cow;
 
 use std::io::ErrorKind;
 
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::error::ToolError;
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::workspace::Workspace;
 
 pub struct GitStatusTool;

@@ -10,8 +10,9 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 
 use crate::error::RefusalClass;
+use crate::error::ToolError;
 use crate::path::{PathError, RelPath};
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::walk::{relative, Walk};
 use crate::workspace::Workspace;
 

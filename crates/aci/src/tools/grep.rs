@@ -15,8 +15,9 @@ use ignore::overrides::OverrideBuilder;
 use ignore::WalkState;
 
 use crate::error::RefusalClass;
+use crate::error::ToolError;
 use crate::path::{PathError, RelPath};
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::walk::{relative, Walk};
 use crate::workspace::Workspace;

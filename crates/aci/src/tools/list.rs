@@ -4,8 +4,9 @@
 use std::borrow::Cow;
 
 use crate::error::RefusalClass;
+use crate::error::ToolError;
 use crate::path::PathError;
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::workspace::Workspace;
 

@@ -28,10 +28,23 @@ pub use write::{WriteTool, SHRINK_GUARD_MIN_BYTES};
 
 use std::sync::Arc;
 
-use crate::registry::Tool;
+use crate::registry::{Registry, Tool};
+
+impl Registry {
+    /// The coding tool set (the spec's `ToolNames()`). Defined here, beside the tools, so the
+    /// registry never imports the tools it dispatches to.
+    pub fn coding() -> Registry {
+        Registry::new(coding())
+    }
+}
+
+/// The coding tool names (the spec's `workspace.ToolNames()`).
+pub fn tool_names() -> Vec<&'static str> {
+    Registry::coding().names()
+}
 
 /// The coding tool set, in the order a model is shown them.
-pub(crate) fn coding() -> Vec<Arc<dyn Tool>> {
+fn coding() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(ReadTool),
         Arc::new(WriteTool),

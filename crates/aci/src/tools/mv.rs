@@ -5,8 +5,9 @@
 use std::borrow::Cow;
 
 use crate::error::RefusalClass;
+use crate::error::ToolError;
 use crate::mutation::{self, Moved};
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::workspace::Workspace;
 
 pub struct MvTool;

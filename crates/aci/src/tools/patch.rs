@@ -7,12 +7,13 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::error::RefusalClass;
+use crate::error::ToolError;
 use crate::matching::{self, Ladder, Lines, Query, Rung};
 use crate::mutation::{self, commit, read_all};
 use crate::outcome::{Edit, HunkReport, Outcome};
 use crate::patch::{self, DiffLine, Form, GutterVariant, Hunk, Patch};
 use crate::path::RelPath;
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::tools::edit::{decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE};
 use crate::workspace::Workspace;
 

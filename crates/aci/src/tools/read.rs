@@ -10,8 +10,9 @@ use std::borrow::Cow;
 
 use std::io::Read;
 
+use crate::error::ToolError;
 use crate::path::{PathError, RelPath};
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::workspace::{ReadRecord, Workspace};
 

@@ -3,7 +3,8 @@
 
 use std::borrow::Cow;
 
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
+use crate::error::ToolError;
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::workspace::{TodoItem, Workspace};
 
 /// The checklist holds at most this many items…

@@ -5,11 +5,10 @@
 use std::borrow::Cow;
 
 use crate::error::RefusalClass;
+use crate::error::ToolError;
 use crate::mutation::{self, commit, read_all};
 use crate::outcome::{Applied, Outcome, Write};
-use crate::registry::{
-    unknown_args_error, Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec,
-};
+use crate::registry::{unknown_args_error, Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::text::Text;
 use crate::workspace::{Freshness, Workspace};
 

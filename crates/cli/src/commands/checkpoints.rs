@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Subcommand;
 use slmcode_aci::checkpoint::{self, Saved};
-use slmcode_aci::registry::ToolError;
+use slmcode_aci::ToolError;
 
 use super::common::{open_workspace, report};
 

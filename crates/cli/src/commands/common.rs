@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use slmcode_aci::registry::ToolError;
+use slmcode_aci::ToolError;
 use slmcode_aci::{Config, Registry, Workspace};
 use slmcode_agent::approvals::Approvals;
 use slmcode_agent::user_config::UserConfig;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use slmcode_aci::config::Shown;
 use slmcode_aci::path::RelPath;
-use slmcode_aci::registry::ToolError;
+use slmcode_aci::ToolError;
 use slmcode_aci::{state, Config};
 
 use super::common::open_workspace;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Subcommand;
-use slmcode_aci::pending;
+use slmcode_aci::{pending, review};
 
 use super::common::{open_workspace, report};
 
@@ -46,7 +46,7 @@ pub fn run(args: PendingArgs) -> Result<ExitCode> {
                 .join("\n")
         }),
         PendingAction::Show { id } => pending::show(&ws.jail, &id),
-        PendingAction::Apply { id } => pending::apply(&mut ws, &id),
+        PendingAction::Apply { id } => review::apply(&mut ws, &id),
         PendingAction::Reject { id } => pending::reject(&ws.jail, &id),
     };
     report("slmcode pending", result)
