@@ -15,6 +15,56 @@ const ALLOW: Judged = Ok(Verdict::Allow);
 /// config), then the read-only subcommands in their read-only forms.
 pub fn git(w: &Walker, call: &Call) -> Judged {
     let argv = call.argv;
+    let i = match global_options(w, call)? {
+        Options::Subcommand(i) => i,
+        Options::Done(verdict) => return Ok(verdict),
+    };
+    let Some(sub) = argv.get(i) else {
+        return ALLOW;
+    };
+    let rest = &argv[i + 1..];
+    let raw_rest = &call.raw[i + 1..];
+    let row = row_for("git").ok_or_else(|| Refusal {
+        rule: Rule::Tier,
+        message: "ws_shell refused: git has no row".into(),
+    })?;
+    let positionals = scan(w, row, rest, raw_rest, call.user)?;
+    let has = |flags: &[&str]| {
+        rest.iter().any(|a| {
+            flags
+                .iter()
+                .any(|f| a == f || a.starts_with(&format!("{f}=")))
+        })
+    };
+    let first = positionals.first().map(|p| rest[*p].as_str());
+    let read_only = read_only_form(sub, first, &positionals, &has);
+    if read_only || call.user {
+        if call.user && !read_only {
+            for p in &positionals {
+                w.operand(&raw_rest[*p])?;
+            }
+        }
+        return ALLOW;
+    }
+    refuse(
+        Rule::Tier,
+        format!(
+            "ws_shell refused: `git {sub}` in this form changes the repository or reaches the network. Committing, branches and the index are the user's step: change files with the edit tools (ws_mv moves tracked files) and say what to commit instead — or ask the user to add a `shell_allow` prefix for it."
+        ),
+    )
+}
+
+/// Where the global options end: at the subcommand's index, or with a verdict already (a
+/// version or help query is allowed; an option that points git elsewhere is refused).
+enum Options {
+    Subcommand(usize),
+    Done(Verdict),
+}
+
+/// Reads git's global options, checking each: `-C DIR` must stay inside the project, and the
+/// options that point git at programs or another repository's config are refused.
+fn global_options(w: &Walker, call: &Call) -> Result<Options, Refusal> {
+    let argv = call.argv;
     let points_elsewhere = |opt: &str| {
         refuse(
             Rule::DangerousFlag,
@@ -38,12 +88,12 @@ pub fn git(w: &Walker, call: &Call) -> Judged {
                 continue;
             }
             "-c" | "--config-env" | "--git-dir" | "--work-tree" | "--bare" | "--super-prefix" => {
-                return points_elsewhere(name)
+                return points_elsewhere(name).map(Options::Done)
             }
-            _ if a.starts_with("-c") => return points_elsewhere("-c"),
-            "--exec-path" if a.contains('=') => return points_elsewhere("--exec-path"),
+            _ if a.starts_with("-c") => return points_elsewhere("-c").map(Options::Done),
+            "--exec-path" if a.contains('=') => return points_elsewhere("--exec-path").map(Options::Done),
             "--exec-path" | "--version" | "--help" | "-h" | "-v" | "--html-path"
-            | "--man-path" | "--info-path" => return ALLOW,
+            | "--man-path" | "--info-path" => return Ok(Options::Done(Verdict::Allow)),
             "--namespace" | "--attr-source" | "--list-cmds" => {
                 if !a.contains('=') {
                     i += 1;
@@ -61,25 +111,17 @@ pub fn git(w: &Walker, call: &Call) -> Judged {
         }
         i += 1;
     }
-    let Some(sub) = argv.get(i) else {
-        return ALLOW;
-    };
-    let rest = &argv[i + 1..];
-    let raw_rest = &call.raw[i + 1..];
-    let row = row_for("git").ok_or_else(|| Refusal {
-        rule: Rule::Tier,
-        message: "ws_shell refused: git has no row".into(),
-    })?;
-    let positionals = scan(w, row, rest, raw_rest, call.user)?;
-    let has = |flags: &[&str]| {
-        rest.iter().any(|a| {
-            flags
-                .iter()
-                .any(|f| a == f || a.starts_with(&format!("{f}=")))
-        })
-    };
-    let first = positionals.first().map(|p| rest[*p].as_str());
-    let read_only = match sub.as_str() {
+    Ok(Options::Subcommand(i))
+}
+
+/// Whether `sub` with these operands and flags only reads the repository.
+fn read_only_form(
+    sub: &str,
+    first: Option<&str>,
+    positionals: &[usize],
+    has: &dyn Fn(&[&str]) -> bool,
+) -> bool {
+    match sub {
         "status" | "diff" | "log" | "show" | "blame" | "annotate" | "rev-parse" | "ls-files"
         | "grep" | "describe" | "shortlog" | "rev-list" | "cat-file" | "ls-tree" | "merge-base"
         | "count-objects" | "for-each-ref" | "show-ref" | "var" | "check-ignore" | "check-attr"
@@ -149,19 +191,5 @@ pub fn git(w: &Walker, call: &Call) -> Judged {
         "submodule" => first == Some("status"),
         "remote" => positionals.is_empty() || first == Some("get-url"),
         _ => false,
-    };
-    if read_only || call.user {
-        if call.user && !read_only {
-            for p in &positionals {
-                w.operand(&raw_rest[*p])?;
-            }
-        }
-        return ALLOW;
     }
-    refuse(
-        Rule::Tier,
-        format!(
-            "ws_shell refused: `git {sub}` in this form changes the repository or reaches the network. Committing, branches and the index are the user's step: change files with the edit tools (ws_mv moves tracked files) and say what to commit instead — or ask the user to add a `shell_allow` prefix for it."
-        ),
-    )
 }
