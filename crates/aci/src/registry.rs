@@ -54,6 +54,21 @@ impl Kind {
     }
 }
 
+/// The other names models give a file's `path` (`file_path` is Claude Code's, `filePath`
+/// opencode's): one list, so every tool that takes a file accepts the same spellings.
+pub const FILE_PATH_ALIASES: &[&str] = &["file_path", "filePath", "file", "filename"];
+
+/// The other names models give a `path` that may be a directory (ws_list, ws_grep).
+pub const ANY_PATH_ALIASES: &[&str] = &[
+    "dir",
+    "directory",
+    "folder",
+    "file",
+    "file_path",
+    "filePath",
+    "filename",
+];
+
 /// One parameter of a tool.
 #[derive(Debug)]
 pub struct Param {

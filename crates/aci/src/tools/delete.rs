@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use crate::error::ToolError;
 use crate::mutation;
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec, FILE_PATH_ALIASES};
 use crate::workspace::Workspace;
 
 pub struct DeleteTool;
@@ -20,7 +20,7 @@ static SPEC: ToolSpec = ToolSpec {
             kind: Kind::String,
             required: true,
             description: "what to delete",
-            aliases: &["file_path", "filePath", "file", "filename"],
+            aliases: FILE_PATH_ALIASES,
         },
         Param {
             name: "recursive",

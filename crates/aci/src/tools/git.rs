@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::io::ErrorKind;
 
 use crate::error::ToolError;
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec, FILE_PATH_ALIASES};
 use crate::workspace::Workspace;
 
 pub struct GitStatusTool;
@@ -37,7 +37,7 @@ static DIFF_SPEC: ToolSpec = ToolSpec {
             kind: Kind::String,
             required: false,
             description: "one file or directory",
-            aliases: &["file_path", "filePath", "file"],
+            aliases: FILE_PATH_ALIASES,
         },
         Param {
             name: "staged",

@@ -17,7 +17,7 @@ use ignore::WalkState;
 use crate::error::RefusalClass;
 use crate::error::ToolError;
 use crate::path::{PathError, RelPath};
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec, ANY_PATH_ALIASES};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::walk::{relative, Walk};
 use crate::workspace::Workspace;
@@ -45,7 +45,7 @@ static SPEC: ToolSpec = ToolSpec {
             kind: Kind::String,
             required: false,
             description: "directory or file (default: the root)",
-            aliases: &["dir", "directory", "file", "file_path", "filePath"],
+            aliases: ANY_PATH_ALIASES,
         },
         Param {
             name: "glob",

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use crate::error::RefusalClass;
 use crate::error::ToolError;
 use crate::path::PathError;
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec, ANY_PATH_ALIASES};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::workspace::Workspace;
 
@@ -20,7 +20,7 @@ static SPEC: ToolSpec = ToolSpec {
         kind: Kind::String,
         required: false,
         description: "directory (default: the project root)",
-        aliases: &["dir", "directory", "file_path", "filePath", "folder"],
+        aliases: ANY_PATH_ALIASES,
     }],
     example: "{\"path\":\"src\"}",
     effect: Effect::READ_ONLY,

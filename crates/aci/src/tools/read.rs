@@ -12,7 +12,7 @@ use std::io::Read;
 
 use crate::error::ToolError;
 use crate::path::{PathError, RelPath};
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec, FILE_PATH_ALIASES};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::workspace::{ReadRecord, Workspace};
 
@@ -33,7 +33,7 @@ static SPEC: ToolSpec = ToolSpec {
             kind: Kind::String,
             required: true,
             description: "file to read",
-            aliases: &["file_path", "filePath", "file", "filename"],
+            aliases: FILE_PATH_ALIASES,
         },
         Param {
             name: "offset",
