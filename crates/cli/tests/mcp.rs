@@ -193,6 +193,25 @@ fn stdio_reads_edits_and_refuses_like_any_caller() {
         .contains("Available tools: ws_read"));
     assert!(text(&out, 7).contains("[x] read"));
     assert!(!is_error(&out, 8));
+    // What each call did, as data beside the text, through a real client: the refusal's
+    // class, the rung the drifted edit landed on, the revert; nothing for a plain read.
+    assert_eq!(
+        step(&out, 0)["structured"],
+        json!({"outcome": "refused", "class": "not_read"})
+    );
+    assert_eq!(step(&out, 1)["structured"], Value::Null);
+    assert_eq!(
+        step(&out, 2)["structured"],
+        json!({"outcome": "edited", "rung": "indentation", "gutter": false, "hunks": [], "applied": "written"})
+    );
+    assert_eq!(
+        step(&out, 4)["structured"],
+        json!({"outcome": "refused", "class": "reverted"})
+    );
+    assert_eq!(
+        step(&out, 5)["structured"],
+        json!({"outcome": "refused", "class": "args"})
+    );
     // The same text a model gets from the CLI.
     let cli = p.ok("ws_read", "{\"path\":\"app.py\"}");
     let again = drive(

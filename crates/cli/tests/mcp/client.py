@@ -5,7 +5,8 @@ Reads a plan as JSON on stdin:
    "mode": "auto" | "legacy",
    "steps": [{"list_tools": true} | {"call": NAME, "args": {...}}, ...]}
 and prints one JSON object: the negotiated protocol version and, per step, what the
-client saw (tools with their annotations, or a result's text and isError, or a protocol
+client saw (tools with their annotations, or a result's text, isError and structured content,
+or a protocol
 error's code and message). The Rust side asserts on it.
 """
 
@@ -56,7 +57,13 @@ async def run(plan):
                 continue
             try:
                 result = await client.call_tool(step["call"], step.get("args", {}))
-                out["steps"].append({"is_error": bool(result.is_error), "text": text_of(result)})
+                out["steps"].append(
+                    {
+                        "is_error": bool(result.is_error),
+                        "text": text_of(result),
+                        "structured": result.structured_content,
+                    }
+                )
             except MCPError as e:
                 out["steps"].append({"protocol_error": e.error.code, "message": e.error.message})
     return out
