@@ -142,8 +142,10 @@ fn guards_and_placeholders_are_their_own_classes() {
         "old_str": module.trim_end(),
         "new_str": "def build():\n    # ... existing code ...\n    return 2",
     });
-    let mut config = Config::default();
-    config.over_edit_guard = false;
+    let config = Config {
+        over_edit_guard: false,
+        ..Config::default()
+    };
     let mut q = Project::with_config(&[("m.py", &module)], config);
     q.read("m.py");
     assert_eq!(q.outcome("ws_edit", placeholder), refused("placeholder"));
