@@ -99,6 +99,14 @@ fn a_run_teaches_the_bandit_and_stats_show_the_drift() {
         "{text}"
     );
     assert!(text.contains("\"edit_format\":\"search_replace\""));
+    // The tool's typed outcome too, as the tool reported it.
+    let call = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["edit_outcome"].is_object())
+        .expect("the edit's line");
+    assert_eq!(call["outcome"]["outcome"], "edited");
+    assert_eq!(call["outcome"]["rung"], "indentation");
 
     let why = evolve(
         data.path(),
