@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod error;
 pub mod git;
+pub mod lang;
 pub mod leftovers;
 pub mod loopguard;
 pub mod matching;

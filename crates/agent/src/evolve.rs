@@ -239,83 +239,9 @@ fn is_version(token: &str) -> bool {
 // Language
 // ---------------------------------------------------------------------------------------------
 
-/// Every language name [`language_of`] returns, in the order that breaks ties in
-/// [`dominant_language`]: code before configuration and prose, `other` last.
-const LANGUAGES: [&str; 14] = [
-    "rust",
-    "python",
-    "go",
-    "typescript",
-    "javascript",
-    "c",
-    "cpp",
-    "java",
-    "bash",
-    "json",
-    "yaml",
-    "toml",
-    "markdown",
-    "other",
-];
-
-/// The language of a file, from its extension, so evidence is kept per language: a model can
-/// be good at Python diffs and bad at Rust ones. Unknown extensions give `other`.
-pub fn language_of(path: &str) -> &'static str {
-    let name = path.rsplit(['/', '\\']).next().unwrap_or_default();
-    let name = name.to_ascii_lowercase();
-    match name.as_str() {
-        ".bashrc" | ".bash_profile" | ".profile" | ".zshrc" | ".bash_aliases" => return "bash",
-        _ => {}
-    }
-    let Some((stem, ext)) = name.rsplit_once('.') else {
-        return "other";
-    };
-    if stem.is_empty() {
-        return "other";
-    }
-    match ext {
-        "rs" => "rust",
-        "py" | "pyi" | "pyw" => "python",
-        "go" => "go",
-        "js" | "mjs" | "cjs" | "jsx" => "javascript",
-        "ts" | "tsx" | "mts" | "cts" => "typescript",
-        "c" | "h" => "c",
-        "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" => "cpp",
-        "java" => "java",
-        "json" | "jsonc" | "json5" => "json",
-        "yaml" | "yml" => "yaml",
-        "toml" => "toml",
-        "sh" | "bash" | "zsh" => "bash",
-        "md" | "markdown" | "mdx" => "markdown",
-        _ => "other",
-    }
-}
-
-/// The language a run was mostly editing, so one run feeds one key. The most frequent
-/// language wins; ties go to the earlier one in a fixed order (code before configuration and
-/// prose); `other` wins only when nothing else was seen, and is also the answer for no paths.
-pub fn dominant_language<'a>(paths: impl IntoIterator<Item = &'a str>) -> &'static str {
-    let mut counts = [0usize; LANGUAGES.len()];
-    for path in paths {
-        let lang = language_of(path);
-        if let Some(slot) = LANGUAGES
-            .iter()
-            .position(|l| *l == lang)
-            .and_then(|i| counts.get_mut(i))
-        {
-            *slot += 1;
-        }
-    }
-    let mut best = "other";
-    let mut best_count = 0;
-    for (lang, count) in LANGUAGES.iter().zip(counts) {
-        if *lang != "other" && count > best_count {
-            best = lang;
-            best_count = count;
-        }
-    }
-    best
-}
+// The language of a file and of a run: the keys of slmcode-aci's one language table, stored
+// in the state file.
+pub use slmcode_aci::lang::{dominant as dominant_language, key_of as language_of};
 
 // ---------------------------------------------------------------------------------------------
 // Outcomes
@@ -1086,7 +1012,7 @@ mod tests {
 
     const T0: u64 = 1_750_000_000;
 
-    // --- model family, language ---------------------------------------------------------
+    // --- model family, arms ---------------------------------------------------------
 
     #[test]
     fn model_family_examples() {
@@ -1140,58 +1066,6 @@ mod tests {
         ] {
             assert!(!model_family(weird).is_empty(), "{weird:?}");
         }
-    }
-
-    #[test]
-    fn language_of_extensions() {
-        let cases = [
-            ("src/main.rs", "rust"),
-            ("app.py", "python"),
-            ("stubs/x.pyi", "python"),
-            ("cmd/main.go", "go"),
-            ("web/index.js", "javascript"),
-            ("web/App.jsx", "javascript"),
-            ("web/app.ts", "typescript"),
-            ("web/App.TSX", "typescript"),
-            ("lib/x.c", "c"),
-            ("lib/x.h", "c"),
-            ("lib/x.cpp", "cpp"),
-            ("lib/x.hpp", "cpp"),
-            ("Main.java", "java"),
-            ("package.json", "json"),
-            (".github/workflows/ci.yml", "yaml"),
-            ("config.yaml", "yaml"),
-            ("Cargo.toml", "toml"),
-            ("scripts/run.sh", "bash"),
-            ("/home/u/.bashrc", "bash"),
-            ("README.md", "markdown"),
-            ("Makefile", "other"),
-            (".gitignore", "other"),
-            ("image.png", "other"),
-            ("dir.rs/file", "other"),
-            ("C:\\work\\lib.rs", "rust"),
-            ("", "other"),
-        ];
-        for (path, want) in cases {
-            assert_eq!(language_of(path), want, "{path}");
-        }
-    }
-
-    #[test]
-    fn dominant_language_counts_and_ties() {
-        assert_eq!(dominant_language(["a.py", "b.py", "c.rs"]), "python");
-        // A tie goes to the fixed order: rust before python, code before config.
-        assert_eq!(dominant_language(["a.py", "c.rs"]), "rust");
-        assert_eq!(dominant_language(["Cargo.toml", "src/lib.rs"]), "rust");
-        // `other` only when nothing else was seen.
-        assert_eq!(dominant_language(["Makefile", "x.png", "a.go"]), "go");
-        assert_eq!(dominant_language(["Makefile"]), "other");
-        assert_eq!(dominant_language(std::iter::empty()), "other");
-        let owned = ["a.ts".to_string(), "b.ts".to_string()];
-        assert_eq!(
-            dominant_language(owned.iter().map(String::as_str)),
-            "typescript"
-        );
     }
 
     #[test]
