@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod fsx;
 pub mod git;
+pub mod lang;
 pub mod leftovers;
 pub mod loopguard;
 pub mod matching;

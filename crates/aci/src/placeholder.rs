@@ -5,8 +5,9 @@
 //! [`find`] compares a file before and after a change: a placeholder comment the change adds
 //! (one the file did not already have) in place of lines it removes — lines it does not write
 //! anywhere else, so not moved — is reported with those lines. A placeholder that replaces nothing (a new
-//! `// ...` between two kept lines) is left alone. Every comment syntax the syntax checker
-//! knows is read: `#`, `//`, `--`, `/* */`, `<!-- -->`.
+//! `// ...` between two kept lines) is left alone. Every comment syntax of the language
+//! table ([`crate::lang`]) is read, on every line whatever the file type (`#`, `//`, `/* */`,
+//! `<!-- -->`), and `--`.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -146,16 +147,20 @@ pub fn find(before: &str, after: &str) -> Option<Placeholder> {
     None
 }
 
+/// Line-comment leads read besides the language table's: `--` (SQL, Lua, Haskell, which have
+/// no row) and `*`, the middle lines of a block comment.
+const EXTRA_LEADS: [&str; 2] = ["--", "*"];
+
 /// The text of a comment line, without its markers; `None` when the line is not a comment.
 fn comment_body(line: &str) -> Option<&str> {
     let t = line.trim();
-    let pairs = [("<!--", "-->"), ("/*", "*/")];
-    for (open, close) in pairs {
+    let forms = crate::lang::comment_forms();
+    for (open, close) in &forms.block {
         if let Some(rest) = t.strip_prefix(open) {
             return Some(rest.strip_suffix(close).unwrap_or(rest));
         }
     }
-    for lead in ["//", "#", "--", "*"] {
+    for lead in forms.line.iter().chain(&EXTRA_LEADS) {
         if let Some(rest) = t.strip_prefix(lead) {
             return Some(rest.strip_suffix("*/").unwrap_or(rest));
         }

@@ -1,6 +1,6 @@
 //! Post-edit syntax checks, in process, with tree-sitter: no gofmt, python or node to shell out
-//! to, TypeScript included, and fast enough to sit inside every write. A file whose extension
-//! has no grammar is skipped, never read as broken.
+//! to, TypeScript included, and fast enough to sit inside every write. Which grammar parses a
+//! file is [`crate::lang`]'s table; a file without one is skipped, never read as broken.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tree_sitter::{InputEdit, Language, Node, Parser, Point, Tree};
 
+use crate::lang;
 use crate::path::{Jail, RelPath};
 
 /// Files larger than this are not parsed ahead of time.
@@ -53,37 +54,11 @@ pub enum Verdict {
     Unchecked,
 }
 
-/// The grammar for a path, by extension (or a few well-known names).
+/// The grammar for a path, from the language table ([`crate::lang`]): its name in syntax
+/// errors, and the tree-sitter language.
 pub fn language_for(path: &RelPath) -> Option<(&'static str, Language)> {
-    let name = path.file_name();
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    let lang: (&'static str, Language) = match ext.as_deref() {
-        Some("rs") => ("rust", tree_sitter_rust::LANGUAGE.into()),
-        Some("py" | "pyi") => ("python", tree_sitter_python::LANGUAGE.into()),
-        Some("go") => ("go", tree_sitter_go::LANGUAGE.into()),
-        Some("js" | "mjs" | "cjs" | "jsx") => {
-            ("javascript", tree_sitter_javascript::LANGUAGE.into())
-        }
-        Some("ts" | "mts" | "cts") => (
-            "typescript",
-            tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-        ),
-        Some("tsx") => ("tsx", tree_sitter_typescript::LANGUAGE_TSX.into()),
-        Some("json") => ("json", tree_sitter_json::LANGUAGE.into()),
-        Some("toml") => ("toml", tree_sitter_toml_ng::LANGUAGE.into()),
-        Some("yaml" | "yml") => ("yaml", tree_sitter_yaml::LANGUAGE.into()),
-        Some("c" | "h") => ("c", tree_sitter_c::LANGUAGE.into()),
-        Some("cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx") => {
-            ("c++", tree_sitter_cpp::LANGUAGE.into())
-        }
-        Some("java") => ("java", tree_sitter_java::LANGUAGE.into()),
-        Some("sh" | "bash") => ("bash", tree_sitter_bash::LANGUAGE.into()),
-        _ => match name {
-            "Cargo.lock" => ("toml", tree_sitter_toml_ng::LANGUAGE.into()),
-            _ => return None,
-        },
-    };
-    Some(lang)
+    let grammar = lang::grammar_for(path.as_str())?;
+    Some((grammar.name(), grammar.language()))
 }
 
 /// Parses `bytes` as the language of `path`, from scratch.

@@ -1,7 +1,7 @@
 //! The one way tools walk the tree: ripgrep's `ignore` walker, configured once so ws_glob,
-//! ws_grep and path suggestions agree on what is visible — `.gitignore` (also outside a git
-//! checkout), `.ignore`, no symlink following, `.git/` never entered, hidden entries skipped
-//! unless the caller asks for them.
+//! ws_grep, path suggestions and the project's language ([`files`]) agree on what is
+//! visible — `.gitignore` (also outside a git checkout), `.ignore`, no symlink following,
+//! `.git/` never entered, hidden entries skipped unless the caller asks for them.
 
 use std::path::Path;
 
@@ -55,4 +55,18 @@ pub fn relative(jail: &Jail, path: &Path) -> Option<RelPath> {
     path.strip_prefix(jail.root())
         .ok()
         .and_then(RelPath::from_walk)
+}
+
+/// Up to `limit` files of the project (anything but directories), in file-name order, as the
+/// tools see them: hidden entries skipped. An unreadable root gives none.
+pub fn files(jail: &Jail, limit: usize) -> Vec<RelPath> {
+    let Ok(walk) = Walk::new(jail, &RelPath::root(), false) else {
+        return Vec::new();
+    };
+    walk.sorted()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| !t.is_dir()))
+        .filter_map(|e| relative(jail, e.path()))
+        .take(limit)
+        .collect()
 }

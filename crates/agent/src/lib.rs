@@ -1,6 +1,15 @@
 //! slmcode-agent: the harness around the ACI. Async (tokio), and the only crate that talks
-//! to the network: the MCP server and the `mcp_call` client live here, over the one registry
-//! of `slmcode-aci`.
+//! to the network; everything here drives the one registry of `slmcode-aci`.
+//!
+//! - The run: [`run`] (the agent loop), [`prompt`] (what the model is told), [`toolcall`]
+//!   (calls written as text, and argument repair), [`trajectory`] (the log of a run).
+//! - Learning: [`evolve`], the bandit that picks the edit format per model family and language.
+//! - The model: [`backend`] (OpenAI-compatible chat, streaming, retries), [`find_models`].
+//! - Around the tools: [`hooks`] (the project's pre/post commands), [`approvals`] (which
+//!   control files the user trusts), [`skills`], [`specialist`] (the tools that reach the
+//!   network), [`blocking`] (async tools from the sync registry).
+//! - MCP both ways: [`mcp`] (the server over the ACI, and the `mcp_call` client).
+//! - [`user_config`]: the settings only the user, never a project, may give.
 
 pub mod approvals;
 pub mod backend;

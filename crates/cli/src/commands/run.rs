@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use slmcode_aci::{Config, Registry, Workspace};
+use slmcode_aci::{lang, Config, Registry, Workspace};
 use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, DEFAULT_ENDPOINT};
 use slmcode_agent::evolve::{self, Evolve};
 use slmcode_agent::prompt;
@@ -289,44 +289,15 @@ fn progress(event: &Event) {
 }
 
 /// The language a task edits: the files it names, else the project's most common language
-/// (file names only, through the jail, at most a few thousand entries).
+/// among the first 5,000 files the tools see (`.gitignore` honoured, hidden entries skipped).
 pub fn task_language(task: &str, ws: &Workspace) -> &'static str {
     let named: Vec<&str> = task
         .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
         .map(|w| w.trim_end_matches(['.', ':', ';']))
-        .filter(|w| w.contains('.') && evolve::language_of(w) != "other")
+        .filter(|w| w.contains('.') && lang::key_of(w) != lang::OTHER)
         .collect();
     if !named.is_empty() {
-        return evolve::dominant_language(named);
+        return lang::dominant(named);
     }
-    let mut names = Vec::new();
-    let mut dirs = vec![slmcode_aci::path::RelPath::root()];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = ws.jail.read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.')
-                || matches!(
-                    name.as_str(),
-                    "target" | "node_modules" | "vendor" | "dist" | "build"
-                )
-            {
-                continue;
-            }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                dirs.push(dir.join(&name));
-            } else {
-                names.push(name);
-            }
-            if names.len() >= 5000 {
-                break;
-            }
-        }
-        if names.len() >= 5000 {
-            break;
-        }
-    }
-    evolve::dominant_language(names.iter().map(String::as_str))
+    lang::dominant_in(&ws.jail, 5000)
 }

@@ -1,0 +1,395 @@
+//! The evolve bandit: learns, per (model family, language), which edit format a model does
+//! best with.
+//!
+//! Small models differ a lot in which edit format they can produce reliably: one lands
+//! search/replace blocks but mangles diffs, another writes clean unified diffs. Instead of
+//! hard-coding a table, the harness offers one format per run (an *arm*), reads what the edit
+//! tools reported as data ([`EditOutcome::of`]), turns that into a reward in [0, 1]
+//! ([`reward()`]) and updates a Beta posterior per arm ([`Evolve::record`]). The next run
+//! picks an arm by Thompson sampling with a decaying exploration rate ([`Evolve::choose`]).
+//!
+//! The state is a small JSON file (see [`Evolve::default_path`]), written atomically and
+//! bounded in size. A corrupt file is reported as an error, never a crash.
+//!
+//! The parts: `arm` (the edit formats and their priors), `family` (model id → family),
+//! `reward` (edit outcomes and the reward), `store` (the state, its file, pruning and the
+//! bound on keys) and `report` (`slmcode evolve stats` and `why`); this module picks and
+//! learns. Languages are the keys of
+//! [`slmcode_aci::lang`], re-exported here as [`language_of`] and [`dominant_language`].
+
+mod arm;
+mod family;
+mod report;
+mod reward;
+mod store;
+
+use std::collections::BTreeMap;
+
+use rand::RngExt as _;
+use rand_distr::{Beta, Distribution as _};
+
+pub use arm::Arm;
+pub use family::model_family;
+pub use reward::{reward, EditOutcome};
+pub use slmcode_aci::lang::{dominant as dominant_language, key_of as language_of};
+pub use store::EvolveError;
+
+use report::plural;
+use store::KeyState;
+
+/// Evidence is multiplied by this on every record of a key. Half-life: ln 0.5 / ln 0.98 ≈ 34
+/// runs of that key; in steady state an arm holds at most 1 / (1 − 0.98) = 50 runs' worth.
+const DECAY: f64 = 0.98;
+/// Exploration rate floor and scale: ε(n) = max(FLOOR, SCALE / √(1 + n/3)).
+const EXPLORE_FLOOR: f64 = 0.05;
+const EXPLORE_SCALE: f64 = 0.5;
+
+/// The arm chosen for a run, and why, so the harness can log and show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Choice {
+    /// The edit format to offer this run.
+    pub arm: Arm,
+    /// True when the arm was picked uniformly at random (exploration), not by the posterior.
+    pub explored: bool,
+    /// One line explaining the pick.
+    pub reason: String,
+}
+
+/// The learned state: per (model family, language), a Beta posterior per arm and a drift
+/// profile. `Default` is the fresh state, with every key at its priors.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evolve {
+    keys: BTreeMap<(String, String), KeyState>,
+}
+
+/// The exploration rate after `n` runs of a key: ε(n) = max(0.05, 0.5 / √(1 + n/3)). It is
+/// 0.5 for a new key, 0.25 after 9 runs, and reaches the 0.05 floor at 297 runs.
+fn explore_rate(n: u64) -> f64 {
+    let scaled = EXPLORE_SCALE / (1.0 + n as f64 / 3.0).sqrt();
+    scaled.max(EXPLORE_FLOOR)
+}
+
+/// Trimmed, lowercased key parts; never empty.
+fn key_of(family: &str, language: &str) -> (String, String) {
+    let family = family.trim().to_lowercase();
+    let language = language.trim().to_lowercase();
+    (
+        if family.is_empty() {
+            "unknown".to_string()
+        } else {
+            family
+        },
+        if language.is_empty() {
+            "other".to_string()
+        } else {
+            language
+        },
+    )
+}
+
+impl Evolve {
+    /// Picks the arm for the next run of this key.
+    ///
+    /// With `explore`, a run explores with probability ε(n) = max(0.05, 0.5 / √(1 + n/3))
+    /// (n = runs recorded for the key) by taking a uniformly random arm; otherwise it samples
+    /// each arm's Beta posterior and takes the highest draw (Thompson sampling). The floor
+    /// keeps re-testing arms that may have become better. Without `explore` (the CLI's
+    /// `--no-explore`) it takes the highest posterior mean, ties by [`Arm::ALL`] order, and
+    /// draws nothing from `rng`.
+    pub fn choose(
+        &self,
+        family: &str,
+        language: &str,
+        explore: bool,
+        rng: &mut impl rand::Rng,
+    ) -> Choice {
+        let fresh = KeyState::default();
+        let key = key_of(family, language);
+        let state = self.keys.get(&key).unwrap_or(&fresh);
+        if !explore {
+            let arm = state.best_mean();
+            return Choice {
+                arm,
+                explored: false,
+                reason: format!(
+                    "no-explore: highest posterior mean, {arm} {:.2}",
+                    state.mean(arm)
+                ),
+            };
+        }
+        let n = state.total_pulls();
+        let eps = explore_rate(n);
+        if rng.random::<f64>() < eps {
+            let arm = match rng.random_range(0..3u8) {
+                0 => Arm::SearchReplace,
+                1 => Arm::UnifiedDiff,
+                _ => Arm::WholeFile,
+            };
+            return Choice {
+                arm,
+                explored: true,
+                reason: format!(
+                    "explored: uniformly random arm {arm} (ε = {eps:.2} after {})",
+                    plural(n, "run", "runs")
+                ),
+            };
+        }
+        let mut draws: Vec<(Arm, f64)> = Vec::with_capacity(Arm::ALL.len());
+        for arm in Arm::ALL {
+            let (a, b) = state.posterior(arm);
+            let draw = match Beta::new(a, b) {
+                Ok(beta) => beta.sample(rng),
+                Err(_) => state.mean(arm),
+            };
+            draws.push((arm, draw));
+        }
+        let mut best = (Arm::SearchReplace, f64::NEG_INFINITY);
+        for (arm, draw) in &draws {
+            if *draw > best.1 {
+                best = (*arm, *draw);
+            }
+        }
+        let detail = draws
+            .iter()
+            .map(|(arm, d)| format!("{arm} {d:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Choice {
+            arm: best.0,
+            explored: false,
+            reason: format!("thompson: highest posterior draw ({detail})"),
+        }
+    }
+
+    /// Learns from one run: the reward of `outcomes` (see [`reward`]) updates the chosen
+    /// arm's posterior fractionally (alpha += r, beta += 1 − r) after all of the key's evidence
+    /// has been multiplied by 0.98 (half-life ≈ 34 runs), so a model that changes is
+    /// re-learned. Also counts the drift profile and marks the key used at `now` (unix
+    /// seconds). A run without edit attempts changes nothing.
+    pub fn record(
+        &mut self,
+        family: &str,
+        language: &str,
+        arm: Arm,
+        outcomes: &[EditOutcome],
+        now: u64,
+    ) {
+        let Some(r) = reward(outcomes) else {
+            return;
+        };
+        let key = key_of(family, language);
+        let state = self.keys.entry(key.clone()).or_default();
+        for a in Arm::ALL {
+            let s = state.arms.get_mut(a);
+            s.successes *= DECAY;
+            s.failures *= DECAY;
+        }
+        let s = state.arms.get_mut(arm);
+        s.successes += r;
+        s.failures += 1.0 - r;
+        s.pulls = s.pulls.saturating_add(1);
+        state.last_used = now;
+        let drift = &mut state.drift;
+        for outcome in outcomes {
+            drift.edits = drift.edits.saturating_add(1);
+            let counter = match outcome {
+                EditOutcome::Exact => &mut drift.exact,
+                EditOutcome::Fuzzy(d) => match drift.fuzzy.get_mut(*d) {
+                    Some(count) => count,
+                    None => &mut drift.exact,
+                },
+                EditOutcome::Refused => &mut drift.refused,
+                EditOutcome::Reverted => &mut drift.reverted,
+            };
+            *counter = counter.saturating_add(1);
+        }
+        self.enforce_bound(Some(&key));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::SeedableRng as _;
+    use slmcode_aci::matching::Rung;
+    use slmcode_aci::outcome::Drift;
+
+    const T0: u64 = 1_750_000_000;
+
+    /// Three edits per run: unified_diff is truly best, search_replace mostly refused,
+    /// whole_file often reverted.
+    fn simulate(arm: Arm, rng: &mut StdRng) -> Vec<EditOutcome> {
+        use rand::RngExt as _;
+        (0..3)
+            .map(|_| {
+                let x: f64 = rng.random();
+                match arm {
+                    Arm::UnifiedDiff if x < 0.9 => EditOutcome::Exact,
+                    Arm::UnifiedDiff => EditOutcome::Fuzzy(Drift::Rung(Rung::Indentation)),
+                    Arm::SearchReplace if x < 0.7 => EditOutcome::Refused,
+                    Arm::SearchReplace => EditOutcome::Exact,
+                    Arm::WholeFile if x < 0.6 => EditOutcome::Exact,
+                    Arm::WholeFile => EditOutcome::Reverted,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn converges_to_the_better_arm_and_keeps_exploring() {
+        let mut evolve = Evolve::default();
+        let mut choose_rng = StdRng::seed_from_u64(7);
+        let mut world = StdRng::seed_from_u64(11);
+        let mut best_in_last_100 = 0;
+        let mut others_in_last_1000 = 0;
+        let mut explored_in_last_1000 = 0;
+        for round in 0..3000u64 {
+            let c = evolve.choose("qwen2.5-coder", "python", true, &mut choose_rng);
+            let outcomes = simulate(c.arm, &mut world);
+            evolve.record("qwen2.5-coder", "python", c.arm, &outcomes, T0 + round * 60);
+            if (200..300).contains(&round) && c.arm == Arm::UnifiedDiff {
+                best_in_last_100 += 1;
+            }
+            if round == 299 {
+                let det = evolve.choose("qwen2.5-coder", "python", false, &mut choose_rng);
+                assert_eq!(
+                    det.arm,
+                    Arm::UnifiedDiff,
+                    "{}",
+                    evolve.why("qwen2.5-coder", "python")
+                );
+                assert!(best_in_last_100 > 50, "{best_in_last_100}/100");
+            }
+            if round >= 2000 {
+                if c.arm != Arm::UnifiedDiff {
+                    others_in_last_1000 += 1;
+                }
+                if c.explored {
+                    explored_in_last_1000 += 1;
+                }
+            }
+        }
+        // The floor is 5%: two thirds of explored runs land on another arm (≈ 3.3%).
+        assert!(others_in_last_1000 >= 20, "{others_in_last_1000}/1000");
+        assert!(explored_in_last_1000 >= 30, "{explored_in_last_1000}/1000");
+        let det = evolve.choose("qwen2.5-coder", "python", false, &mut choose_rng);
+        assert_eq!(det.arm, Arm::UnifiedDiff);
+        // Decay bounds the evidence: at most 1 / (1 - 0.98) = 50 runs' worth per key.
+        let state = &evolve.keys[&key_of("qwen2.5-coder", "python")];
+        let evidence: f64 = Arm::ALL
+            .iter()
+            .map(|a| state.arms.get(*a).successes + state.arms.get(*a).failures)
+            .sum();
+        assert!(evidence <= 50.0 + 1e-9, "{evidence}");
+        assert_eq!(state.total_pulls(), 3000);
+    }
+
+    #[test]
+    fn exploration_rate_decays_to_the_floor() {
+        assert!((explore_rate(0) - 0.5).abs() < 1e-12);
+        assert!((explore_rate(9) - 0.25).abs() < 1e-12);
+        assert!(explore_rate(30) > explore_rate(60));
+        assert!((explore_rate(297) - 0.05).abs() < 1e-12);
+        assert_eq!(explore_rate(100_000), 0.05);
+        assert_eq!(explore_rate(u64::MAX), 0.05);
+    }
+
+    #[test]
+    fn no_explore_is_deterministic() {
+        let fresh = Evolve::default();
+        let mut evolve = Evolve::default();
+        evolve.record(
+            "llama3.1",
+            "rust",
+            Arm::WholeFile,
+            &[EditOutcome::Exact; 4],
+            T0,
+        );
+        for seed in 0..50 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let c = fresh.choose("llama3.1", "rust", false, &mut rng);
+            assert_eq!(c.arm, Arm::SearchReplace, "prior favours search_replace");
+            assert!(!c.explored);
+            let d = evolve.choose("llama3.1", "rust", false, &mut rng);
+            assert_eq!(
+                d,
+                evolve.choose("llama3.1", "rust", false, &mut StdRng::seed_from_u64(0))
+            );
+            assert!(!d.explored);
+        }
+        // It draws nothing from the rng.
+        let mut a = StdRng::seed_from_u64(3);
+        let mut b = StdRng::seed_from_u64(3);
+        let _ = fresh.choose("x", "y", false, &mut a);
+        use rand::RngExt as _;
+        assert_eq!(a.random::<u64>(), b.random::<u64>());
+    }
+
+    #[test]
+    fn no_explore_ties_go_to_arm_order() {
+        let mut evolve = Evolve::default();
+        let key = key_of("m", "go");
+        let state = evolve.keys.entry(key).or_default();
+        // search_replace is 8/10 = 0.8; make unified_diff exactly 0.8 too: (3+29)/(3+29+5+3).
+        state.arms.unified_diff.successes = 29.0;
+        state.arms.unified_diff.failures = 3.0;
+        assert_eq!(state.mean(Arm::UnifiedDiff), state.mean(Arm::SearchReplace));
+        let mut rng = StdRng::seed_from_u64(1);
+        assert_eq!(
+            evolve.choose("m", "go", false, &mut rng).arm,
+            Arm::SearchReplace
+        );
+    }
+
+    #[test]
+    fn record_updates_posterior_and_drift() {
+        let mut evolve = Evolve::default();
+        // No attempts: nothing is learned or stored.
+        evolve.record("m", "python", Arm::UnifiedDiff, &[], T0);
+        assert!(evolve.keys.is_empty());
+        evolve.record(
+            "M ",
+            "Python",
+            Arm::UnifiedDiff,
+            &[EditOutcome::Exact, EditOutcome::Refused],
+            T0,
+        );
+        let state = &evolve.keys[&key_of("m", "python")];
+        let s = state.arms.get(Arm::UnifiedDiff);
+        let r = reward(&[EditOutcome::Exact, EditOutcome::Refused]).unwrap();
+        assert!((s.successes - r).abs() < 1e-12);
+        assert!((s.failures - (1.0 - r)).abs() < 1e-12);
+        assert_eq!(s.pulls, 1);
+        assert_eq!(state.drift.edits, 2);
+        assert_eq!(state.drift.exact, 1);
+        assert_eq!(state.drift.refused, 1);
+        assert_eq!(state.last_used, T0);
+        // The next record decays the earlier evidence by 0.98 before adding.
+        evolve.record("m", "python", Arm::WholeFile, &[EditOutcome::Exact], T0 + 1);
+        let s = evolve.keys[&key_of("m", "python")]
+            .arms
+            .get(Arm::UnifiedDiff)
+            .clone();
+        assert!((s.successes - r * DECAY).abs() < 1e-12);
+    }
+
+    #[test]
+    fn choice_reasons_explain_the_pick() {
+        let evolve = Evolve::default();
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut saw_explore = false;
+        let mut saw_thompson = false;
+        for _ in 0..100 {
+            let c = evolve.choose("m", "go", true, &mut rng);
+            if c.explored {
+                saw_explore = true;
+                assert!(c.reason.starts_with("explored"), "{}", c.reason);
+            } else {
+                saw_thompson = true;
+                assert!(c.reason.starts_with("thompson"), "{}", c.reason);
+            }
+        }
+        assert!(saw_explore && saw_thompson);
+    }
+}

@@ -1,0 +1,195 @@
+//! The tool calls of a reply: read from the native `tool_calls` or, failing those, from the
+//! text (every format small models write), with their arguments repaired; only the first runs,
+//! and the assistant message kept in history is cut down to it.
+
+use std::sync::PoisonError;
+
+use serde_json::{json, Value};
+use slmcode_aci::{Outcome as CallOutcome, RefusalClass, ToolResult};
+
+use super::history::{clip, EntryKind};
+use super::{Agent, Event};
+use crate::backend::{Message, Reply, WireFunction, WireToolCall};
+use crate::toolcall;
+
+/// One tool call to run, however the model wrote it.
+pub(super) struct Call {
+    pub(super) name: String,
+    pub(super) arguments: Value,
+    /// The native call's id; `None` when the call was written as text.
+    pub(super) native_id: Option<String>,
+    /// For a text call: where the call ends in the reply, to cut the message after it.
+    pub(super) text_end: Option<usize>,
+    pub(super) repairs: Vec<&'static str>,
+    /// Native arguments that were not JSON even after repair: why. Such a call never runs.
+    pub(super) unreadable: Option<String>,
+}
+
+impl Agent {
+    /// The calls in a reply (native first, else written as text), and, when there is none to
+    /// run, what the model should be told about its attempt.
+    pub(super) fn calls_in(&self, reply: &Reply) -> (Vec<Call>, Option<String>) {
+        if !reply.tool_calls.is_empty() {
+            let calls = reply
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    let (arguments, repairs, unreadable) =
+                        match toolcall::repair_json_object(&c.function.arguments) {
+                            Ok((v, r)) => (v, r, None),
+                            Err(e) => (json!({}), Vec::new(), Some(e)),
+                        };
+                    Call {
+                        unreadable,
+                        name: strip_prefix(&c.function.name).to_string(),
+                        arguments,
+                        native_id: Some(c.id.clone()),
+                        text_end: None,
+                        repairs,
+                    }
+                })
+                .collect();
+            return (calls, None);
+        }
+        let found = toolcall::parse_text_calls(&reply.content, &self.offered);
+        let calls: Vec<Call> = found
+            .calls
+            .into_iter()
+            .map(|c| Call {
+                name: c.name,
+                arguments: c.arguments,
+                native_id: None,
+                text_end: Some(c.span.end),
+                repairs: c.repairs,
+                unreadable: None,
+            })
+            .collect();
+        if !calls.is_empty() {
+            return (calls, None);
+        }
+        let names: Vec<&str> = self.offered.iter().map(|t| t.name.as_str()).collect();
+        let problem = if !found.unknown.is_empty() {
+            Some(format!(
+                "There is no tool named {}. The tools are: {}. Call one of them.",
+                found
+                    .unknown
+                    .iter()
+                    .map(|n| format!("\"{n}\""))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                names.join(", ")
+            ))
+        } else if !found.unreadable.is_empty() {
+            Some(format!(
+                "Your tool call could not be read: {}. Send it again as valid JSON arguments.",
+                found.unreadable.join("; ")
+            ))
+        } else {
+            None
+        };
+        (Vec::new(), problem)
+    }
+
+    /// Keeps only `call` in the assistant message of the history.
+    pub(super) fn keep_only(&mut self, reply: &Reply, call: &Call) {
+        let message = match &call.native_id {
+            Some(id) => {
+                let kept: Vec<WireToolCall> = reply
+                    .tool_calls
+                    .iter()
+                    .filter(|c| &c.id == id)
+                    .take(1)
+                    .map(|c| WireToolCall {
+                        id: c.id.clone(),
+                        kind: "function".into(),
+                        function: WireFunction {
+                            name: call.name.clone(),
+                            // Repaired arguments, so the history holds valid JSON.
+                            arguments: call.arguments.to_string(),
+                        },
+                    })
+                    .collect();
+                Message {
+                    role: "assistant".into(),
+                    content: reply.content.clone(),
+                    tool_calls: kept,
+                    tool_call_id: None,
+                }
+            }
+            None => {
+                let end = call.text_end.unwrap_or(reply.content.len());
+                Message::assistant(reply.content.get(..end).unwrap_or(&reply.content))
+            }
+        };
+        self.push(message, EntryKind::Assistant);
+        let line = format!("{} {}", call.name, clip(&call.arguments.to_string(), 160));
+        self.emit(Event::Call { line });
+    }
+
+    /// Runs one call on the workspace, off the async threads (tools block).
+    pub(super) async fn execute(&mut self, call: &Call) -> ToolResult {
+        if let Some(e) = &call.unreadable {
+            return ToolResult {
+                text: format!(
+                    "the arguments of your {} call are not valid JSON ({e}); nothing ran. Send them again as one JSON object.",
+                    call.name
+                ),
+                is_error: true,
+                outcome: CallOutcome::Refused(RefusalClass::Args),
+            };
+        }
+        let registry = self.registry.clone();
+        let workspace = self.workspace.clone();
+        let (name, args) = (call.name.clone(), call.arguments.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut ws = workspace.lock().unwrap_or_else(PoisonError::into_inner);
+            registry.call(&mut ws, &name, &args)
+        })
+        .await
+        .unwrap_or_else(|e| ToolResult {
+            text: format!("internal error running the tool: {e}"),
+            is_error: true,
+            outcome: CallOutcome::Refused(RefusalClass::Internal),
+        })
+    }
+}
+
+/// What the model reads of a result: the tool's text, and what it must do differently next
+/// time (plain JSON arguments, one call per turn; `dropped` calls did not run).
+pub(super) fn result_text(call: &Call, result: &ToolResult, dropped: usize) -> String {
+    let mut text = result.text.clone();
+    if !call.repairs.is_empty() {
+        text.push_str(&format!(
+            "\n[your arguments needed repair ({}); send plain JSON]",
+            call.repairs.join(", ")
+        ));
+    }
+    if dropped > 0 {
+        text.push_str(&format!(
+            "\n[only your first tool call ran; {dropped} more {} dropped — make one tool call per turn]",
+            if dropped == 1 { "was" } else { "were" }
+        ));
+    }
+    text
+}
+
+/// `functions.ws_read` and the like, as some templates name native calls.
+fn strip_prefix(name: &str) -> &str {
+    for p in ["functions.", "tools.", "default_api.", "function."] {
+        if let Some(rest) = name.strip_prefix(p) {
+            return rest;
+        }
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_lose_template_prefixes() {
+        assert_eq!(strip_prefix("functions.ws_read"), "ws_read");
+        assert_eq!(strip_prefix("ws_read"), "ws_read");
+    }
+}

@@ -1,0 +1,104 @@
+//! The final answer of a run: the JSON the model ends with, read leniently (in a fence, after
+//! prose, with the repairs tool arguments get) and checked, and what the model is told when it
+//! is not valid.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::toolcall;
+
+/// The final answer of a run, as the spec defines it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FinalAnswer {
+    /// "done" or "blocked" (or "interrupted" when the user stopped the run).
+    pub status: String,
+    pub summary: String,
+    /// What the run changed on disk, as the tools recorded it (not as the model remembers it).
+    pub files_changed: Vec<String>,
+    pub notes: String,
+}
+
+/// Reads the final JSON from a reply: the object may sit in a fence or after prose (which may
+/// hold braces of its own, so each `{` is tried in turn).
+pub fn parse_final(text: &str) -> Result<FinalAnswer, String> {
+    let mut first_error = None;
+    for (i, _) in text.match_indices('{') {
+        match final_from(&text[i..]) {
+            Ok(answer) => return Ok(answer),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(|| "there is no JSON object in the reply".into()))
+}
+
+fn final_from(text: &str) -> Result<FinalAnswer, String> {
+    let (value, _) = toolcall::repair_json_object(text)?;
+    let status = value["status"]
+        .as_str()
+        .ok_or("\"status\" is missing")?
+        .trim()
+        .to_ascii_lowercase();
+    let status = match status.as_str() {
+        "done" | "success" | "completed" | "complete" | "ok" => "done",
+        "blocked" | "failed" | "failure" | "error" | "incomplete" => "blocked",
+        other => {
+            return Err(format!(
+                "\"status\" must be \"done\" or \"blocked\", not \"{other}\""
+            ))
+        }
+    };
+    let summary = value["summary"]
+        .as_str()
+        .ok_or("\"summary\" is missing")?
+        .to_string();
+    let files_changed = value["files_changed"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let notes = match &value["notes"] {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    Ok(FinalAnswer {
+        status: status.into(),
+        summary,
+        files_changed,
+        notes,
+    })
+}
+
+pub(super) fn final_repair_text(why: &str) -> String {
+    format!(
+        "Your final answer is not valid ({why}). Reply with only this JSON and nothing else: {{\"status\":\"done\",\"summary\":\"what you changed\",\"files_changed\":[\"path\"],\"notes\":\"\"}} (status \"blocked\" if you could not finish)."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn final_answers_are_read_leniently_and_checked() {
+        let a = parse_final("Done!\n```json\n{\"status\": \"done\", \"summary\": \"added it\", \"files_changed\": [\"a.py\"], \"notes\": \"\"}\n```").unwrap();
+        assert_eq!(a.status, "done");
+        assert_eq!(a.summary, "added it");
+        let a = parse_final("{'status': 'success', 'summary': 'x', 'notes': None,}").unwrap();
+        assert_eq!((a.status.as_str(), a.notes.as_str()), ("done", ""));
+        assert!(parse_final("I changed the file.")
+            .unwrap_err()
+            .contains("no JSON"));
+        assert!(parse_final("{\"summary\": \"x\"}")
+            .unwrap_err()
+            .contains("status"));
+        assert!(parse_final("{\"status\": \"maybe\", \"summary\": \"x\"}")
+            .unwrap_err()
+            .contains("not \"maybe\""));
+    }
+}

@@ -1,0 +1,209 @@
+//! The turn loop of `slmcode run`: ask the model, run the one tool call it made, feed back the
+//! result, until it gives its final JSON or the turn budget is spent.
+//!
+//! Invariants (spec, design.md "Harness"):
+//! - One tool call per turn: only the first runs; the others are removed from the assistant
+//!   message kept in history (the model is told), so the transcript never holds an unanswered
+//!   call.
+//! - Tool calls written as text are an input path like native ones.
+//! - Never end on a tool call: a run whose budget runs out after a tool call gets one steering
+//!   turn asking for the final JSON; an invalid final JSON gets one repair turn.
+//! - The loop guard is per task; the history is compacted by eliding old tool results, and a
+//!   call is never separated from its result.
+//!
+//! The parts: this module sets a run up ([`Agent::new`]); `turn` is the loop, one turn at a
+//! time, and how a run ends; `calls` reads the tool calls out of a reply (native or written as
+//! text) and runs the first; `history` is what the model is sent (compaction, the token
+//! estimate); `final_answer` reads the final JSON.
+
+mod calls;
+mod final_answer;
+mod history;
+mod turn;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use slmcode_aci::{Registry, Workspace};
+
+use crate::backend::{Backend, BackendError, Message};
+use crate::evolve::EditOutcome;
+use crate::prompt;
+use crate::toolcall::OfferedTool;
+use crate::trajectory::Trajectory;
+
+pub use final_answer::{parse_final, FinalAnswer};
+pub use history::estimate_tokens;
+
+use history::{Entry, EntryKind};
+
+/// The share of the context window the history may fill before old tool results are elided.
+pub const COMPACT_AT: f64 = 0.8;
+
+/// Turns left at which the model is warned.
+pub const WARN_TURNS_LEFT: usize = 4;
+
+/// What a run needs besides the workspace.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    pub task: String,
+    pub model: String,
+    pub max_turns: usize,
+    pub max_tokens: u32,
+    pub temperature: Option<f32>,
+    /// Tokens of the model's context, for compaction.
+    pub context_window: usize,
+    /// The edit format: which edit tool is offered and which example the prompt carries (the
+    /// registry given to the agent should be [`prompt::registry_for`] this arm).
+    pub arm: crate::evolve::Arm,
+}
+
+/// What the user sees while a run goes (the CLI prints these on stderr).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    Turn {
+        number: usize,
+        max: usize,
+    },
+    Reply {
+        tokens: u64,
+        tokens_per_sec: f64,
+        elapsed: Duration,
+    },
+    Call {
+        line: String,
+    },
+    Result {
+        first_line: String,
+        is_error: bool,
+    },
+    Note(String),
+    Warning(String),
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct Outcome {
+    pub answer: FinalAnswer,
+    pub turns: usize,
+    pub elapsed: Duration,
+    pub run_id: String,
+    /// Project-relative path of the trajectory.
+    pub trajectory: String,
+    /// What the edit tools saw on each edit attempt, in order (the rung report the bandit
+    /// learns from).
+    pub edit_outcomes: Vec<EditOutcome>,
+}
+
+/// Why a run could not go on at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// A run in progress.
+pub struct Agent {
+    backend: Backend,
+    registry: Arc<Registry>,
+    workspace: Arc<Mutex<Workspace>>,
+    settings: RunSettings,
+    tools_json: Vec<Value>,
+    offered: Vec<OfferedTool>,
+    trajectory: Trajectory,
+    on_event: Box<dyn FnMut(&Event) + Send>,
+    history: Vec<Entry>,
+    warned_cut: bool,
+    /// The one repair turn for an invalid final answer has been spent.
+    repaired_final: bool,
+    edit_outcomes: Vec<EditOutcome>,
+}
+
+impl Agent {
+    /// Sets up a run: the system prompt, the task with the project's instructions and skills,
+    /// the tool definitions, and a fresh task for the loop guard.
+    pub fn new(
+        backend: Backend,
+        registry: Arc<Registry>,
+        workspace: Arc<Mutex<Workspace>>,
+        settings: RunSettings,
+        skills_text: Option<String>,
+        on_event: Box<dyn FnMut(&Event) + Send>,
+    ) -> Agent {
+        let instructions = {
+            let mut ws = workspace.lock().unwrap_or_else(PoisonError::into_inner);
+            ws.session.start_task();
+            prompt::project_instructions(&ws.jail)
+        };
+        let task = prompt::task_message(
+            &settings.task,
+            instructions.as_deref(),
+            skills_text.as_deref(),
+        );
+        let history = vec![
+            Entry {
+                message: Message::system(prompt::system_prompt(settings.arm)),
+                kind: EntryKind::Fixed,
+            },
+            Entry {
+                message: Message::user(task),
+                kind: EntryKind::Fixed,
+            },
+        ];
+        let tools_json = prompt::tool_definitions(&registry);
+        let offered = registry
+            .specs()
+            .map(|s| OfferedTool {
+                name: s.name.to_string(),
+                params: s
+                    .params
+                    .iter()
+                    .map(|p| (p.name.to_string(), p.kind))
+                    .collect(),
+            })
+            .collect();
+        Agent {
+            backend,
+            registry,
+            workspace,
+            settings,
+            tools_json,
+            offered,
+            trajectory: Trajectory::create(),
+            on_event,
+            history,
+            warned_cut: false,
+            repaired_final: false,
+            edit_outcomes: Vec::new(),
+        }
+    }
+
+    /// The run's id and trajectory path, known before it starts.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
+    }
+
+    fn emit(&mut self, event: Event) {
+        (self.on_event)(&event);
+    }
+
+    /// Appends a record to the trajectory; a failure to log is a warning, not a stop.
+    fn log(&mut self, kind: &str, fields: Value) {
+        let result = {
+            let ws = self
+                .workspace
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            self.trajectory.record(&ws.jail, kind, fields)
+        };
+        if let Err(e) = result {
+            self.emit(Event::Warning(format!("trajectory: {e}")));
+        }
+    }
+
+    fn note(&mut self, text: String) {
+        self.log("note", json!({"text": text}));
+        self.emit(Event::Note(text));
+    }
+}

@@ -1,0 +1,331 @@
+//! The loop of a run, one turn at a time: ask the model, then run its one tool call, answer a
+//! reply that had none, or take its final answer; and how a run ends — the steering turn when
+//! the budget runs out after a tool call, an interruption, the final record.
+
+use std::sync::PoisonError;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::calls::{result_text, Call};
+use super::final_answer::{final_repair_text, parse_final, FinalAnswer};
+use super::history::{clip, estimate_tokens, prompt_was_cut, result_summary, EntryKind};
+use super::{Agent, Event, Outcome, RunError, WARN_TURNS_LEFT};
+use crate::backend::{BackendError, ChatRequest, Message, Reply};
+use crate::evolve::EditOutcome;
+use crate::prompt;
+
+/// What one turn came to.
+enum Turn {
+    /// The run goes on; `ran_call` says whether this turn ran a tool call (a run must not end
+    /// on one).
+    Continue { ran_call: bool },
+    /// The model's final answer, or the run's verdict on an invalid one.
+    Final(FinalAnswer),
+    /// The user stopped the run.
+    Interrupted,
+}
+
+impl Agent {
+    /// Runs the task to its end, or until `cancel` fires.
+    pub async fn run(mut self, cancel: CancellationToken) -> Result<Outcome, RunError> {
+        let started = Instant::now();
+        self.log_start();
+        let mut turn = 0;
+        let mut ended_on_call = false;
+        while turn < self.settings.max_turns {
+            turn += 1;
+            match self.turn(turn, &cancel).await? {
+                Turn::Continue { ran_call } => ended_on_call = ran_call,
+                Turn::Final(answer) => return Ok(self.finish(answer, turn, started)),
+                Turn::Interrupted => return Ok(self.interrupted(turn, started)),
+            }
+        }
+        let answer = if ended_on_call {
+            match self.finish_after_budget(turn, &cancel).await? {
+                Some(answer) => answer,
+                None => return Ok(self.interrupted(turn, started)),
+            }
+        } else {
+            FinalAnswer {
+                status: "blocked".into(),
+                summary: "the turn budget ran out before the task was finished".into(),
+                files_changed: Vec::new(),
+                notes: String::new(),
+            }
+        };
+        Ok(self.finish(answer, turn, started))
+    }
+
+    /// The first record of the trajectory: the settings, the tools, the first two messages.
+    fn log_start(&mut self) {
+        let max = self.settings.max_turns;
+        self.log(
+            "start",
+            json!({
+                "task": self.settings.task,
+                "model": self.settings.model,
+                "endpoint": self.backend.endpoint(),
+                "max_turns": max,
+                "max_tokens": self.settings.max_tokens,
+                "edit_format": self.settings.arm.name(),
+                "context_window": self.settings.context_window,
+                "tools": self.tools_json.iter().map(|t| t["function"]["name"].clone()).collect::<Vec<_>>(),
+                "system": self.history[0].message.content,
+                "first_message": self.history[1].message.content,
+            }),
+        );
+    }
+
+    /// One turn: the request, then whatever the reply calls for.
+    async fn turn(&mut self, turn: usize, cancel: &CancellationToken) -> Result<Turn, RunError> {
+        let max = self.settings.max_turns;
+        self.emit(Event::Turn { number: turn, max });
+        let left = max - turn + 1;
+        let extra = (left <= WARN_TURNS_LEFT).then(|| prompt::turns_left_warning(left));
+        let reply = tokio::select! {
+            r = self.ask(turn, extra, true) => r?,
+            _ = cancel.cancelled() => return Ok(Turn::Interrupted),
+        };
+        if reply.truncated() {
+            self.push(
+                Message::assistant(clip(&reply.content, 2000)),
+                EntryKind::Assistant,
+            );
+            let text = format!(
+                "Your reply was cut off at max_tokens ({} tokens) before it was finished, so nothing ran. Send a shorter tool call: edit a smaller span, or split the change into several ws_edit calls.",
+                self.settings.max_tokens
+            );
+            self.note("reply truncated at max_tokens; asked for a shorter call".into());
+            self.push(Message::user(text), EntryKind::Fixed);
+            return Ok(Turn::Continue { ran_call: false });
+        }
+        let (calls, problem) = self.calls_in(&reply);
+        let dropped = calls.len().saturating_sub(1);
+        Ok(match calls.into_iter().next() {
+            Some(call) => self.run_call(turn, &reply, call, dropped, cancel).await,
+            None => self.no_call(&reply, problem),
+        })
+    }
+
+    /// A reply without a call to run: a failed attempt at one (the model is told why), else
+    /// the final answer — with one repair turn when it is not valid.
+    fn no_call(&mut self, reply: &Reply, problem: Option<String>) -> Turn {
+        if let Some(problem) = problem {
+            self.push(
+                Message::assistant(reply.content.clone()),
+                EntryKind::Assistant,
+            );
+            self.note(format!("no call could be run: {problem}"));
+            self.push(Message::user(problem), EntryKind::Fixed);
+            return Turn::Continue { ran_call: false };
+        }
+        match parse_final(&reply.content) {
+            Ok(answer) => Turn::Final(answer),
+            Err(why) if !self.repaired_final => {
+                self.repaired_final = true;
+                self.push(
+                    Message::assistant(reply.content.clone()),
+                    EntryKind::Assistant,
+                );
+                self.note(format!("final answer not valid ({why}); asked once more"));
+                self.push(Message::user(final_repair_text(&why)), EntryKind::Fixed);
+                Turn::Continue { ran_call: false }
+            }
+            Err(why) => Turn::Final(FinalAnswer {
+                status: "blocked".into(),
+                summary: clip(reply.content.trim(), 500),
+                files_changed: Vec::new(),
+                notes: format!("the model's final answer was not valid JSON ({why})"),
+            }),
+        }
+    }
+
+    /// Runs the first call of a reply (the others were `dropped`) and puts its result in the
+    /// history.
+    async fn run_call(
+        &mut self,
+        turn: usize,
+        reply: &Reply,
+        call: Call,
+        dropped: usize,
+        cancel: &CancellationToken,
+    ) -> Turn {
+        self.keep_only(reply, &call);
+        let result = tokio::select! {
+            r = self.execute(&call) => r,
+            _ = cancel.cancelled() => return Turn::Interrupted,
+        };
+        let text = result_text(&call, &result, dropped);
+        let outcome = EditOutcome::of(&call.name, &result.outcome);
+        if let Some(o) = outcome {
+            self.edit_outcomes.push(o);
+        }
+        // The trajectory shows the arguments as the tools saw them (aliases resolved).
+        let args = self
+            .registry
+            .canonical_args(&call.name, &call.arguments)
+            .unwrap_or_else(|| call.arguments.clone());
+        self.log(
+            "tool",
+            json!({"turn": turn, "name": call.name, "args": args, "result": text,
+                   "is_error": result.is_error, "edit_outcome": outcome,
+                   "outcome": result.outcome}),
+        );
+        self.emit(Event::Result {
+            first_line: text.lines().next().unwrap_or("").to_string(),
+            is_error: result.is_error,
+        });
+        let summary = result_summary(&call, &result);
+        let message = match &call.native_id {
+            Some(id) => Message::tool_result(id, text),
+            None => Message::user(format!("[{} result]\n{text}", call.name)),
+        };
+        self.push(
+            message,
+            EntryKind::ToolResult {
+                summary,
+                elided: false,
+            },
+        );
+        Turn::Continue { ran_call: true }
+    }
+
+    /// The budget ran out after a tool call: one steering turn, without tools, for the final
+    /// JSON. `None` when the user stopped the run meanwhile.
+    async fn finish_after_budget(
+        &mut self,
+        turn: usize,
+        cancel: &CancellationToken,
+    ) -> Result<Option<FinalAnswer>, RunError> {
+        self.note(
+            "turn budget spent after a tool call; one steering turn for the final JSON".into(),
+        );
+        self.push(
+            Message::user(
+                "You are out of turns. Do not call any tool. Reply now with only the final JSON: {\"status\":\"done\" or \"blocked\",\"summary\":\"...\",\"files_changed\":[...],\"notes\":\"...\"}",
+            ),
+            EntryKind::Fixed,
+        );
+        let reply = tokio::select! {
+            r = self.ask(turn + 1, None, false) => r?,
+            _ = cancel.cancelled() => return Ok(None),
+        };
+        self.push(
+            Message::assistant(reply.content.clone()),
+            EntryKind::Assistant,
+        );
+        Ok(Some(parse_final(&reply.content).unwrap_or_else(|why| {
+            FinalAnswer {
+                status: "blocked".into(),
+                summary: "the turn budget ran out before the task was finished".into(),
+                files_changed: Vec::new(),
+                notes: format!("no valid final JSON after the budget ran out ({why})"),
+            }
+        })))
+    }
+
+    /// One request with the history (compacted to fit), plus a transient note for this turn.
+    async fn ask(
+        &mut self,
+        turn: usize,
+        extra: Option<String>,
+        with_tools: bool,
+    ) -> Result<Reply, BackendError> {
+        self.compact();
+        let mut messages: Vec<Message> = self.history.iter().map(|e| e.message.clone()).collect();
+        if let Some(note) = &extra {
+            messages.push(Message::user(note.clone()));
+        }
+        let tools: Vec<Value> = if with_tools {
+            self.tools_json.clone()
+        } else {
+            Vec::new()
+        };
+        let estimate = estimate_tokens(&messages, &tools);
+        let last = self.history.last().map(|e| e.message.clone());
+        self.log(
+            "request",
+            json!({"turn": turn, "last_message": last, "extra": extra, "messages": messages.len(), "estimated_prompt_tokens": estimate}),
+        );
+        let request = ChatRequest {
+            model: &self.settings.model,
+            messages: &messages,
+            tools: &tools,
+            max_tokens: Some(self.settings.max_tokens),
+            temperature: self.settings.temperature,
+        };
+        let reply = match self.backend.chat(&request).await {
+            Ok(r) => r,
+            Err(e) => {
+                self.log("error", json!({"turn": turn, "error": e.to_string()}));
+                return Err(e);
+            }
+        };
+        self.log(
+            "reply",
+            json!({"turn": turn, "content": reply.content, "reasoning": reply.reasoning, "tool_calls": reply.tool_calls,
+                   "finish_reason": reply.finish_reason, "usage": reply.usage, "elapsed_ms": reply.elapsed.as_millis() as u64}),
+        );
+        let tokens = reply
+            .usage
+            .map(|u| u.completion_tokens)
+            .filter(|n| *n > 0)
+            .unwrap_or((reply.content.len() / 4) as u64);
+        let secs = reply.elapsed.as_secs_f64().max(1e-3);
+        self.emit(Event::Reply {
+            tokens,
+            tokens_per_sec: tokens as f64 / secs,
+            elapsed: reply.elapsed,
+        });
+        if let Some(usage) = reply.usage {
+            if !self.warned_cut && prompt_was_cut(usage.prompt_tokens, estimate) {
+                self.warned_cut = true;
+                let text = format!(
+                    "the server counted {} prompt tokens but the prompt is about {estimate}: it was probably cut to fit the server's context, and the model did not see all of it. Ollama's default context is small — start it with OLLAMA_CONTEXT_LENGTH=16384 ollama serve (or set num_ctx), and set context_window: 16384 in .slmcode/config.yaml",
+                    usage.prompt_tokens
+                );
+                self.log("warning", json!({"text": text}));
+                self.emit(Event::Warning(text));
+            }
+        }
+        Ok(reply)
+    }
+
+    /// How a run the user stopped ends.
+    fn interrupted(&mut self, turn: usize, started: Instant) -> Outcome {
+        let answer = FinalAnswer {
+            status: "interrupted".into(),
+            summary: "stopped by the user".into(),
+            files_changed: Vec::new(),
+            notes: String::new(),
+        };
+        self.finish(answer, turn, started)
+    }
+
+    /// The end of every run: the files changed, as the session recorded them, and the last
+    /// record of the trajectory.
+    fn finish(&mut self, mut answer: FinalAnswer, turns: usize, started: Instant) -> Outcome {
+        {
+            let ws = self
+                .workspace
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            answer.files_changed = ws.session.changed.iter().map(|p| p.to_string()).collect();
+        }
+        let elapsed = started.elapsed();
+        self.log(
+            "final",
+            json!({"answer": answer, "turns": turns, "elapsed_ms": elapsed.as_millis() as u64}),
+        );
+        Outcome {
+            answer,
+            turns,
+            elapsed,
+            run_id: self.trajectory.id.clone(),
+            trajectory: self.trajectory.path.to_string(),
+            edit_outcomes: std::mem::take(&mut self.edit_outcomes),
+        }
+    }
+}
