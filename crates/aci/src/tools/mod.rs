@@ -20,11 +20,13 @@ pub use glob::{GlobTool, MAX_GLOB_HITS};
 pub use grep::{GrepTool, MAX_GREP_HITS};
 pub use list::ListTool;
 pub use mv::MvTool;
-pub use patch::{PatchTool, ANCHOR_WINDOW_LINES};
+pub use patch::PatchTool;
 pub use read::{ReadTool, MAX_LINE_CHARS};
 pub use shell::ShellTool;
 pub use todo::{TodoTool, MAX_TODO_CHARS, MAX_TODO_ITEMS};
 pub use write::{WriteTool, SHRINK_GUARD_MIN_BYTES};
+
+pub use crate::patch::ANCHOR_WINDOW_LINES;
 
 use std::sync::Arc;
 
