@@ -14,7 +14,7 @@ mod todo;
 mod write;
 
 pub use delete::DeleteTool;
-pub use edit::{EditTool, GUTTER_NOTE, OVER_EDIT_MIN_BYTES, OVER_EDIT_SHARE};
+pub use edit::EditTool;
 pub use git::{GitDiffTool, GitStatusTool};
 pub use glob::{GlobTool, MAX_GLOB_HITS};
 pub use grep::{GrepTool, MAX_GREP_HITS};
@@ -26,6 +26,7 @@ pub use shell::ShellTool;
 pub use todo::{TodoTool, MAX_TODO_CHARS, MAX_TODO_ITEMS};
 pub use write::{WriteTool, SHRINK_GUARD_MIN_BYTES};
 
+pub use crate::edit_rules::{GUTTER_NOTE, OVER_EDIT_MIN_BYTES, OVER_EDIT_SHARE};
 pub use crate::patch::ANCHOR_WINDOW_LINES;
 
 use std::sync::Arc;

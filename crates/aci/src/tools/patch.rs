@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use crate::edit_rules::{decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE};
 use crate::error::RefusalClass;
 use crate::matching::Rung;
 use crate::mutation::{self, commit, read_all};
@@ -11,7 +12,6 @@ use crate::outcome::{Edit, HunkReport, Outcome};
 use crate::patch::{self, apply_hunks, Form, GutterVariant, Patch};
 use crate::path::RelPath;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolError, ToolSpec};
-use crate::tools::edit::{decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE};
 use crate::workspace::Workspace;
 
 pub struct PatchTool;
