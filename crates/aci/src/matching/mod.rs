@@ -9,17 +9,17 @@
 //! 2. trailing-whitespace-insensitive (whole lines)
 //! 3. indentation-normalized (whole lines; the file's own indentation is re-applied to new)
 //! 4. blank-line-insensitive
-//! 5. anchored on first and last line, bounded (see [`rungs::anchored`])
+//! 5. anchored on first and last line, bounded (see `rungs::anchored`)
 //! 6. unicode punctuation normalized (beyond the spec)
 //! 7. literal `\n` escapes unescaped (beyond the spec)
 //!
 //! Uniqueness is judged on positions (start lines), never on matched text.
 //!
-//! The files, one concept each: [`rungs`] finds the candidates of each rung, [`escapes`]
-//! decodes the backslash escapes of a one-line old_str, [`reindent`] turns a fuzzy match into
-//! the text to put there, [`hunk`] does the same from a unified hunk's own line account,
-//! [`indent`] measures and writes indentation, [`gutter`] spots a pasted ws_read gutter and
-//! [`closest`] finds the region a missed old_str was most like.
+//! The files, one concept each: `rungs` finds the candidates of each rung, `escapes`
+//! decodes the backslash escapes of a one-line old_str, `reindent` turns a fuzzy match into
+//! the text to put there, `hunk` does the same from a unified hunk's own line account,
+//! `indent` measures and writes indentation, `gutter` spots a pasted ws_read gutter and
+//! `closest` finds the region a missed old_str was most like.
 
 mod closest;
 mod escapes;

@@ -8,7 +8,7 @@
 //!
 //! Markdown fences are dropped; prose after a hunk is dropped; an unprefixed line with diff lines
 //! after it (before the next header) is context the model forgot to prefix. Placing the hunks
-//! in a file is in [`place`]; writing the result is ws_patch's, in [`crate::tools`].
+//! in a file is in `place`; writing the result is ws_patch's, in [`crate::tools`].
 
 mod place;
 
