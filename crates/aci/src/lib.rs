@@ -8,6 +8,7 @@ pub mod anchor;
 pub mod boundary;
 pub mod checkpoint;
 pub mod config;
+mod edit_rules;
 pub mod error;
 pub mod fsx;
 pub mod git;

@@ -4,21 +4,17 @@
 
 use std::borrow::Cow;
 
+use crate::edit_rules::{
+    decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE, NEW_GUTTER_NOTE,
+};
 use crate::error::RefusalClass;
 use crate::error::ToolError;
 use crate::matching::{self, Gutter, Ladder, Query, Rung};
 use crate::mutation::{self, commit, read_all};
 use crate::outcome::{Edit, Outcome};
 use crate::path::RelPath;
-use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
-use crate::suggest::{did_you_mean, similar_paths, Want};
-use crate::text::Text;
-use crate::workspace::{Freshness, Workspace};
-
-/// The over-edit guard: a change replacing at least this share of a file…
-pub const OVER_EDIT_SHARE: f64 = 0.72;
-/// …of more than this many bytes is refused in favour of ws_write.
-pub const OVER_EDIT_MIN_BYTES: usize = 400;
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec, FILE_PATH_ALIASES};
+use crate::workspace::Workspace;
 
 pub struct EditTool;
 
@@ -31,7 +27,7 @@ static SPEC: ToolSpec = ToolSpec {
             kind: Kind::String,
             required: true,
             description: "file to edit",
-            aliases: &["file_path", "filePath", "file", "filename"],
+            aliases: FILE_PATH_ALIASES,
         },
         Param {
             name: "old_str",
@@ -206,13 +202,6 @@ impl Tool for EditTool {
     }
 }
 
-/// Appended when a pasted ws_read gutter was stripped.
-pub const GUTTER_NOTE: &str = "[stripped ws_read line numbers from old_str — do not include them]";
-
-/// Appended when new_str alone carried the gutter.
-pub const NEW_GUTTER_NOTE: &str =
-    "[stripped ws_read line numbers from new_str — they are display only; never include them]";
-
 fn partial_new_gutter_refusal(lines: &[usize]) -> String {
     let shown = lines
         .iter()
@@ -223,70 +212,6 @@ fn partial_new_gutter_refusal(lines: &[usize]) -> String {
     format!(
         "Edit refused — new_str has ws_read line-number prefixes (\"  42|\") on some lines (line {shown} of new_str) but not on others; they would be written into the file. The prefix is display only: remove it from every line of new_str and send the edit again."
     )
-}
-
-/// The read-before-edit rule, shared by ws_edit and ws_patch.
-pub fn require_fresh_read(
-    ws: &Workspace,
-    path: &RelPath,
-    real: &RelPath,
-    current: &[u8],
-    verb: &str,
-) -> Result<(), ToolError> {
-    if !ws.config.read_before_edit {
-        return Ok(());
-    }
-    match ws.session.freshness(real, current) {
-        Freshness::Fresh => Ok(()),
-        Freshness::NeverRead => Err(ToolError::refused(RefusalClass::NotRead, format!(
-            "{verb} refused — {path} has not been read in this session. Read it first with ws_read {{\"path\":\"{path}\"}}, then copy old_str exactly from what it shows."
-        ))),
-        Freshness::Changed => Err(ToolError::refused(RefusalClass::Stale, format!(
-            "{verb} refused — {path} changed on disk since you read it. Read it again with ws_read {{\"path\":\"{path}\"}} and base the change on what it shows now."
-        ))),
-    }
-}
-
-/// Decodes a file for editing; non-UTF-8 files are refused rather than risked.
-pub fn decode(path: &RelPath, bytes: Vec<u8>) -> Result<Text, ToolError> {
-    Text::decode(bytes).map_err(|e| {
-        ToolError::refused(
-            RefusalClass::Other,
-            format!(
-            "{path}: {e}. Text edits could corrupt it; change it with a tool made for its format."
-        ),
-        )
-    })
-}
-
-/// The over-edit guard, shared by ws_edit and ws_patch.
-pub fn over_edit_guard(
-    ws: &Workspace,
-    path: &RelPath,
-    replaced: usize,
-    total: usize,
-    verb: &str,
-) -> Result<(), ToolError> {
-    if ws.config.over_edit_guard
-        && total > OVER_EDIT_MIN_BYTES
-        && replaced as f64 >= OVER_EDIT_SHARE * total as f64
-    {
-        return Err(ToolError::refused(RefusalClass::OverEdit, format!(
-            "{verb} refused by the over-edit guard — this replaces {}% of {path} ({replaced} of {total} bytes). To rewrite most of a file use ws_write with the complete new content (after a ws_read); to change part of it, send a smaller old_str.",
-            replaced * 100 / total
-        )));
-    }
-    Ok(())
-}
-
-/// The answer when the file to edit does not exist.
-pub fn missing_file(ws: &Workspace, path: &RelPath) -> ToolError {
-    let similar = similar_paths(&ws.jail, path, Want::File);
-    ToolError::refused(RefusalClass::NotFound, format!(
-        "no such file: {path}.{} To create it use ws_write {{\"path\":\"{path}\",\"content\":\"…\"}}; to find an existing file use ws_glob {{\"pattern\":\"**/{}\"}}.",
-        did_you_mean(&similar),
-        path.file_name()
-    ))
 }
 
 fn empty_old_refusal(path: &RelPath) -> String {

@@ -14,17 +14,20 @@ mod todo;
 mod write;
 
 pub use delete::DeleteTool;
-pub use edit::{EditTool, GUTTER_NOTE, OVER_EDIT_MIN_BYTES, OVER_EDIT_SHARE};
+pub use edit::EditTool;
 pub use git::{GitDiffTool, GitStatusTool};
 pub use glob::{GlobTool, MAX_GLOB_HITS};
 pub use grep::{GrepTool, MAX_GREP_HITS};
 pub use list::ListTool;
 pub use mv::MvTool;
-pub use patch::{PatchTool, ANCHOR_WINDOW_LINES};
+pub use patch::PatchTool;
 pub use read::{ReadTool, MAX_LINE_CHARS};
 pub use shell::ShellTool;
 pub use todo::{TodoTool, MAX_TODO_CHARS, MAX_TODO_ITEMS};
 pub use write::{WriteTool, SHRINK_GUARD_MIN_BYTES};
+
+pub use crate::edit_rules::{GUTTER_NOTE, OVER_EDIT_MIN_BYTES, OVER_EDIT_SHARE};
+pub use crate::patch::ANCHOR_WINDOW_LINES;
 
 use std::sync::Arc;
 

@@ -4,13 +4,17 @@
 
 use std::borrow::Cow;
 
+use crate::edit_rules::check_fresh_read;
 use crate::error::RefusalClass;
 use crate::error::ToolError;
 use crate::mutation::{self, commit, read_all};
 use crate::outcome::{Applied, Outcome, Write};
-use crate::registry::{unknown_args_error, Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
+use crate::path::RelPath;
+use crate::registry::{
+    unknown_args_error, Args, Effect, Kind, Param, Reply, Tool, ToolSpec, FILE_PATH_ALIASES,
+};
 use crate::text::Text;
-use crate::workspace::{Freshness, Workspace};
+use crate::workspace::Workspace;
 
 /// Files above this size are protected by the truncation guard.
 pub const SHRINK_GUARD_MIN_BYTES: usize = 400;
@@ -26,7 +30,7 @@ static SPEC: ToolSpec = ToolSpec {
             kind: Kind::String,
             required: true,
             description: "file to create",
-            aliases: &["file_path", "filePath", "file", "filename"],
+            aliases: FILE_PATH_ALIASES,
         },
         Param {
             name: "content",
@@ -89,21 +93,13 @@ impl Tool for WriteTool {
         let mut before = None;
         if target.exists() {
             let current = read_all(&ws.jail, &target.real)?;
-            if ws.config.read_before_edit {
-                match ws.session.freshness(&target.real, &current) {
-                    Freshness::Fresh => {}
-                    Freshness::NeverRead => {
-                        return Err(ToolError::refused(RefusalClass::NotRead, format!(
-                            "write refused — {path} already exists and has not been read in this session. To change part of it, edit it in place:\n  1. ws_read {{\"path\":\"{path}\"}}\n  2. ws_edit {{\"path\":\"{path}\",\"old_str\":\"<lines copied from ws_read, without the 42| prefix>\",\"new_str\":\"<the new lines>\"}}\nTo replace the whole file, ws_read it first, then send this ws_write again."
-                        )))
-                    }
-                    Freshness::Changed => {
-                        return Err(ToolError::refused(RefusalClass::Stale, format!(
-                            "write refused — {path} changed on disk since you read it. Read it again with ws_read {{\"path\":\"{path}\"}} before overwriting it."
-                        )))
-                    }
-                }
-            }
+            check_fresh_read(
+                ws,
+                &target.real,
+                &current,
+                || unread_refusal(&path),
+                || changed_refusal(&path),
+            )?;
             if content.is_empty() && !allow_shrink {
                 return Err(ToolError::refused(RefusalClass::Shrink, format!(
                     "Write refused — content is empty, so this would empty {path} ({} bytes). Emptying an existing file needs \"allow_shrink\": true.",
@@ -166,6 +162,20 @@ impl Tool for WriteTool {
         });
         Ok(Reply::from(done.present(&summary)).with_outcome(outcome))
     }
+}
+
+/// ws_write's read-before-edit refusals: unlike ws_edit's, they say how to change part of a
+/// file in place, since a model overwriting an unread file usually meant to edit it.
+fn unread_refusal(path: &RelPath) -> String {
+    format!(
+        "write refused — {path} already exists and has not been read in this session. To change part of it, edit it in place:\n  1. ws_read {{\"path\":\"{path}\"}}\n  2. ws_edit {{\"path\":\"{path}\",\"old_str\":\"<lines copied from ws_read, without the 42| prefix>\",\"new_str\":\"<the new lines>\"}}\nTo replace the whole file, ws_read it first, then send this ws_write again."
+    )
+}
+
+fn changed_refusal(path: &RelPath) -> String {
+    format!(
+        "write refused — {path} changed on disk since you read it. Read it again with ws_read {{\"path\":\"{path}\"}} before overwriting it."
+    )
 }
 
 /// "1 line", "2 lines".

@@ -7,8 +7,12 @@
 //! - a bare block of `-`/`+`/` ` lines, read as one hunk with no line numbers.
 //!
 //! Markdown fences are dropped; prose after a hunk is dropped; an unprefixed line with diff lines
-//! after it (before the next header) is context the model forgot to prefix. Applying is in
-//! [`crate::tools`] (ws_patch).
+//! after it (before the next header) is context the model forgot to prefix. Placing the hunks
+//! in a file is in `place`; writing the result is ws_patch's, in [`crate::tools`].
+
+mod place;
+
+pub use place::{apply_hunks, Failure, Landed, Placement, ANCHOR_WINDOW_LINES};
 
 use crate::matching::{gutter, Gutter};
 
