@@ -3,6 +3,8 @@
 //! the insta snapshots live in `tests/it/snapshots/`, named after the module path
 //! (`it__messages__<name>.snap`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod conformance;
 mod edit_props;
 mod jail_props;

@@ -2,6 +2,8 @@
 //! directory, declared below, so the crate keeps a single test binary to link. The tool-call
 //! corpus data stays in `tests/toolcall/`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod toolcall_corpus;
 
 /// Cargo builds only this file: a test file in `tests/it/` that no `mod` line here names is

@@ -2,6 +2,8 @@
 //! on a scratch project. One binary links once, where a binary per file linked twenty times.
 //! `common` holds the shared helpers, `openai` the fake model server.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 mod openai;
 
