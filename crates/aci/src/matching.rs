@@ -9,7 +9,7 @@
 //! 2. trailing-whitespace-insensitive (whole lines)
 //! 3. indentation-normalized (whole lines; the file's own indentation is re-applied to new)
 //! 4. blank-line-insensitive
-//! 5. anchored on first and last line, bounded (see [`anchored`])
+//! 5. anchored on first and last line, bounded (see `anchored`)
 //! 6. unicode punctuation normalized (beyond the spec)
 //! 7. literal `\n` escapes unescaped (beyond the spec)
 //!
