@@ -2,6 +2,9 @@
 //! ladder, so every strategy scans the whole file and the closest-region search runs too.
 //! The target is under 50 ms per call.
 
+// A benchmark may panic on a broken setup, as a test does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 use slmcode_aci::{Config, Registry, Workspace};

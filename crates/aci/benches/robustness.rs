@@ -20,6 +20,9 @@
 //!
 //! Run: `cargo bench -p slmcode-aci --bench robustness`
 
+// A benchmark may panic on a broken setup, as a test does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::time::Instant;
 

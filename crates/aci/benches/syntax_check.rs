@@ -3,6 +3,9 @@
 //! tree was parsed when it was read, so the check is incremental), and a cold full parse (a
 //! file checked without a prior read). The target is under 50 ms.
 
+// A benchmark may panic on a broken setup, as a test does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use slmcode_aci::path::RelPath;
 use slmcode_aci::syntax::{check, TreeCache, Verdict};

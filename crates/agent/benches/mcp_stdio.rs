@@ -13,6 +13,9 @@
 //! one of the last 12 calls with nothing changed in between, so 2,000 identical calls would
 //! measure its refusal instead of a read.
 
+// A benchmark may panic on a broken setup, as a test does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -225,7 +225,7 @@ pub struct HttpOptions {
     pub allow_remote: bool,
     /// When set, every request must carry `Authorization: Bearer <token>`.
     pub token: Option<String>,
-    /// The most sessions held at once; see [`CappedSessions`].
+    /// The most sessions held at once; see `CappedSessions`.
     pub max_sessions: usize,
     /// How long a client may take to send a request's headers, and again its body. A client
     /// slower than that (or one that opens connections and sends nothing) is disconnected,

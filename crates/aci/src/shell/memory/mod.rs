@@ -2,7 +2,7 @@
 //!
 //! Where this process may make a cgroup — cgroup v2 below a cgroup that delegates the memory
 //! controller, or the v1 memory hierarchy (as root, typically) — the command's supervisor
-//! joins a fresh cgroup of its own before anything else happens ([`cgroup`]): the whole tree
+//! joins a fresh cgroup of its own before anything else happens (`cgroup`): the whole tree
 //! counts against `memory.max`, going over it kills inside that cgroup only, and the kernel
 //! counts the kill, so the result can say so for certain.
 //!

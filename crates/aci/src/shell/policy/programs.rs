@@ -1,7 +1,7 @@
 //! The program table: for every program ws_shell knows, one row saying what it may do — its
 //! tier, the options that run another program or write a file (refused), the options whose
 //! value is an output path (checked), the subcommands a runner may take — and, where a table
-//! cannot say it, a judgement of its own in [`super::checks`]. [`judge`] is the one
+//! cannot say it, a judgement of its own in `super::checks`. `judge` is the one
 //! interpreter of the table; the case suite proves every row and every denial is exercised.
 //!
 //! Options are read the way the programs read them: short options cluster (`-us2000` is `-u`

@@ -2,7 +2,7 @@
 //!
 //! The policy decides on the command's text; this is what still holds when an allowed runner
 //! (`cargo test`, `npm test`) executes hostile project code. Where the kernel allows it
-//! (Linux, [`linux`]):
+//! (Linux, `linux`):
 //!
 //! - **Processes**: the command runs in a PID namespace of its own under a small init, with its
 //!   own `/proc`; when it ends, the kernel ends everything in it — whatever a descendant did to

@@ -1,8 +1,7 @@
 //! The one result cap, on every tool: nothing a tool returns exceeds max_tool_chars, and a cut
 //! result names its total size and how to get the rest.
 
-mod common;
-use common::{git, Project};
+use crate::common::{git, Project};
 
 const MAX: usize = 600;
 

@@ -1,12 +1,12 @@
 //! Snapshots of the text a model reads. That text is the interface: a refusal that stops
 //! naming the next call, or a report that loses a line number, is a regression even when
 //! every file ends up right. Each test drives the real registry on a project in a temp dir
-//! and pins one call's complete result text in `tests/snapshots/messages__<name>.snap`, whose
-//! description is the call; the test also checks whether the call was refused.
+//! and pins one call's complete result text in `tests/it/snapshots/it__messages__<name>.snap`,
+//! whose description is the call; the test also checks whether the call was refused.
 //!
 //! Only what varies per run is normalized: the project's temp path becomes `[project]` and a
 //! checkpoint id `[checkpoint]`. After a deliberate change of wording, accept the new text
-//! with `INSTA_UPDATE=always cargo test -p slmcode-aci --test messages` (or
+//! with `INSTA_UPDATE=always cargo test -p slmcode-aci --test it messages::` (or
 //! `cargo insta review`, where installed) and read every changed snapshot; with `CI=true`
 //! nothing is accepted.
 

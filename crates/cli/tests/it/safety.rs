@@ -1,10 +1,9 @@
 //! The safety net through the real binary: the syntax check and its revert, checkpoints and
 //! restore, ws_mv, ws_delete and the focus guard.
 
-mod common;
 use std::os::unix::fs::PermissionsExt;
 
-use common::{bin, git, Project};
+use crate::common::{bin, git, Project};
 use serde_json::{json, Value};
 
 fn run(p: &Project, calls: &[Value]) -> Vec<Value> {
@@ -415,11 +414,11 @@ fn restore_never_writes_or_removes_through_a_swapped_directory() {
     let session = list.split_whitespace().next().unwrap().to_string();
     std::fs::rename(p.path("d"), p.path("d.real")).unwrap();
     p.symlink(".slmcode", "d");
-    let before = common::snapshot(&p.path(".slmcode"));
+    let before = crate::common::snapshot(&p.path(".slmcode"));
     let (code, said, err) = checkpoints(&p, &["restore", &session]);
     assert_ne!(code, 0, "{said}{err}");
     assert!(err.contains("harness control state"), "{err}");
-    let after = common::snapshot(&p.path(".slmcode"));
+    let after = crate::common::snapshot(&p.path(".slmcode"));
     assert_eq!(
         after.get("config.yaml"),
         before.get("config.yaml"),

@@ -1,8 +1,7 @@
 //! ws_read through the real binary: the window, the footer, the ceiling, and every error's
 //! recovery hint.
 
-mod common;
-use common::Project;
+use crate::common::Project;
 
 fn numbered(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()

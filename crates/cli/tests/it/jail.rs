@@ -1,8 +1,7 @@
 //! The jail, through the real binary: every path form a model gets wrong is refused with what
 //! to send instead, and no symlink leads out of the project.
 
-mod common;
-use common::Project;
+use crate::common::Project;
 
 fn project() -> Project {
     let p = Project::new();

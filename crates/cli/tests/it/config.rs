@@ -1,7 +1,6 @@
 //! Config through the real binary: the project file, environment overrides, warnings, errors.
 
-mod common;
-use common::Project;
+use crate::common::Project;
 
 #[test]
 fn project_config_and_env_override() {

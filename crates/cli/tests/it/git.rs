@@ -1,7 +1,6 @@
 //! git_status and git_diff through the real binary.
 
-mod common;
-use common::{git, Project};
+use crate::common::{git, Project};
 
 fn repo() -> Project {
     let p = Project::new();

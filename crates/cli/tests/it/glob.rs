@@ -1,7 +1,6 @@
 //! ws_glob through the real binary: `**` semantics, .gitignore, sorting and the cap.
 
-mod common;
-use common::Project;
+use crate::common::Project;
 
 fn tree() -> Project {
     let p = Project::new();

@@ -1,7 +1,6 @@
 //! The registry through the real binary: names, schemas, aliases, unknown keys, types.
 
-mod common;
-use common::{bin, Project};
+use crate::common::{bin, Project};
 
 #[test]
 fn tools_lists_the_coding_set_with_schemas() {
@@ -15,7 +14,7 @@ fn tools_lists_the_coding_set_with_schemas() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     // The binary lists exactly the registry's coding set, in its order (the set itself is
-    // pinned in crates/aci/tests/session_state.rs).
+    // pinned in crates/aci/tests/it/session_state.rs).
     assert_eq!(names, slmcode_aci::tool_names());
     for tool in list.as_array().unwrap() {
         assert_eq!(tool["parameters"]["type"], "object");

@@ -1,7 +1,6 @@
 //! `slmcode session`: JSON Lines in and out, one session's state across lines.
 
-mod common;
-use common::Project;
+use crate::common::Project;
 use serde_json::json;
 
 #[test]

@@ -1,7 +1,6 @@
 //! ws_grep through the real binary.
 
-mod common;
-use common::Project;
+use crate::common::Project;
 
 fn tree() -> Project {
     let p = Project::new();

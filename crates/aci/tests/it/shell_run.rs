@@ -218,9 +218,41 @@ fn exit_codes_signals_and_interleaved_output() {
     }
 }
 
+/// Whether this test runs in a process of its own. If not, runs it in one — a copy of this test
+/// binary that runs only `test`, with `env` added — checks that it passed, and returns false.
+/// For a test that sets or measures what a whole process shares (its environment, its memory):
+/// the other tests of this binary run beside it, in the same process.
+fn in_own_process(test: &str, env: &[(&str, &str)]) -> bool {
+    const ALONE: &str = "SLMCODE_TEST_ALONE";
+    if std::env::var_os(ALONE).is_some_and(|t| t == test) {
+        return true;
+    }
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let name = format!("{module}::{test}");
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name.as_str(), "--exact", "--test-threads=1"])
+        .env(ALONE, test)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{test} in its own process:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
 #[test]
 fn the_environment_is_clean_and_stdin_is_null() {
-    std::env::set_var("LD_PRELOAD_PROBE", "x");
+    // The probe is in the test process's environment, never in the command's.
+    if !in_own_process(
+        "the_environment_is_clean_and_stdin_is_null",
+        &[("LD_PRELOAD_PROBE", "x")],
+    ) {
+        return;
+    }
     let out = run(&spec("env | sort; cat", 10)).unwrap();
     let text = out.text();
     for line in text.lines() {
@@ -252,6 +284,10 @@ fn big_output_keeps_head_and_tail_and_counts_the_middle() {
 
 #[test]
 fn yes_for_the_whole_timeout_keeps_memory_flat() {
+    // The RSS measured is the process's: alone, so no other test's allocations count.
+    if !in_own_process("yes_for_the_whole_timeout_keeps_memory_flat", &[]) {
+        return;
+    }
     let rss = || -> u64 {
         std::fs::read_to_string("/proc/self/status")
             .unwrap()

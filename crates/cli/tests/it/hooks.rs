@@ -1,11 +1,8 @@
 //! `.slmcode/hooks.json`: hooks run only when the user trusted their exact content; a failing
 //! PreToolUse hook blocks the call; hooks get the event on stdin and in SLMCODE_HOOK_*.
 
-mod common;
-mod openai;
-
-use common::{bin, Project};
-use openai::{FakeModel, Scripted};
+use crate::common::{bin, Project};
+use crate::openai::{FakeModel, Scripted};
 use serde_json::{json, Value};
 
 /// A project with hooks.json and its own user config directory (where trust is kept).

@@ -1,7 +1,6 @@
 //! ws_todo through the real binary.
 
-mod common;
-use common::Project;
+use crate::common::Project;
 
 #[test]
 fn writes_and_echoes_the_checklist() {

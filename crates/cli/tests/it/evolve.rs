@@ -2,11 +2,8 @@
 //! worked example the model gets; a run's edit outcomes update the learned state;
 //! `slmcode evolve stats|why|reset` read and clear it.
 
-mod common;
-mod openai;
-
-use common::{bin, Project};
-use openai::{FakeModel, Scripted};
+use crate::common::{bin, Project};
+use crate::openai::{FakeModel, Scripted};
 use serde_json::{json, Value};
 
 const APP: &str = "def total(xs):\n    return sum(xs)\n";

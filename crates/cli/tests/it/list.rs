@@ -1,7 +1,6 @@
 //! ws_list through the real binary.
 
-mod common;
-use common::Project;
+use crate::common::Project;
 
 #[test]
 fn sorted_with_directories_marked_and_git_skipped() {

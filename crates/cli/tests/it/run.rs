@@ -2,11 +2,8 @@
 //! replays scripted model replies (streamed and whole). Each test checks the files on disk and
 //! the final JSON, not only that the run ended.
 
-mod common;
-mod openai;
-
-use common::{bin, Project};
-use openai::{FakeModel, Scripted};
+use crate::common::{bin, Project};
+use crate::openai::{FakeModel, Scripted};
 use serde_json::{json, Value};
 
 /// What one `slmcode run` did.

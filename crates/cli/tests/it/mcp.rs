@@ -4,15 +4,13 @@
 //! The Python SDK lives in a virtual environment that `scripts/test` creates
 //! (`target/test-venv`); `SLMCODE_TEST_PYTHON` points at another interpreter that has it.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, Project};
+use crate::common::{bin, Project};
 use serde_json::{json, Value};
 
 /// The Python interpreter with the `mcp` SDK.
