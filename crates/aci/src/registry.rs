@@ -10,6 +10,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::error::RefusalClass;
+/// The error every [`Tool`] returns, re-exported beside the trait for tools defined outside
+/// this crate (the harness's meta-tools).
 pub use crate::error::ToolError;
 use crate::outcome::Outcome;
 use crate::output::cap;

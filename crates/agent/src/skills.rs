@@ -90,7 +90,10 @@ pub fn load_user_dir(dir: &Path, warnings: &mut Vec<String>) -> Vec<Skill> {
         let p = dir.join(rel);
         std::fs::read_to_string(&p)
             .map(|t| (p.display().to_string(), t))
-            .map_err(|e| format!("{}: {e}", p.display()))
+            .map_err(|e| Unread {
+                missing: e.kind() == std::io::ErrorKind::NotFound,
+                message: format!("{}: {e}", p.display()),
+            })
     })
 }
 
@@ -110,17 +113,28 @@ pub fn load_project(jail: &Jail, warnings: &mut Vec<String>) -> Vec<Skill> {
         .collect();
     collect(names, warnings, |rel| {
         let shown = format!(".slmcode/skills/{rel}");
-        let path = jail.parse(&shown).map_err(|e| e.to_string())?;
-        let bytes = slmcode_aci::mutation::read_all(jail, &path).map_err(|e| e.to_string())?;
+        let unread = |e: ToolError| Unread {
+            missing: e.class() == RefusalClass::NotFound,
+            message: e.to_string(),
+        };
+        let path = jail.parse(&shown).map_err(|e| unread(e.into()))?;
+        let bytes = slmcode_aci::fsx::read_all(jail, &path).map_err(unread)?;
         Ok((shown, String::from_utf8_lossy(&bytes).into_owned()))
     })
+}
+
+/// Why a skill file could not be read: whether it is simply not there (a directory without a
+/// SKILL.md is not a skill), and the words for a warning.
+struct Unread {
+    missing: bool,
+    message: String,
 }
 
 /// Reads `NAME/SKILL.md` for each directory and `NAME.md` for each file, in name order.
 fn collect(
     mut names: Vec<(String, bool)>,
     warnings: &mut Vec<String>,
-    read: impl Fn(&str) -> Result<(String, String), String>,
+    read: impl Fn(&str) -> Result<(String, String), Unread>,
 ) -> Vec<Skill> {
     names.sort();
     let mut skills = Vec::new();
@@ -138,8 +152,8 @@ fn collect(
                 Err(e) => warnings.push(e),
             },
             // A directory without a SKILL.md is not a skill; say so only for real read errors.
-            Err(e) if is_dir && (e.contains("No such file") || e.contains("not found")) => {}
-            Err(e) => warnings.push(e),
+            Err(e) if is_dir && e.missing => {}
+            Err(e) => warnings.push(e.message),
         }
     }
     skills
