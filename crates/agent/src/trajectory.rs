@@ -10,9 +10,6 @@ use slmcode_aci::state;
 use slmcode_aci::RefusalClass;
 use slmcode_aci::ToolError;
 
-/// Where runs are kept, under the project root.
-pub const RUNS_DIR: &str = ".slmcode/runs";
-
 /// One run's log.
 #[derive(Clone, Debug)]
 pub struct Trajectory {

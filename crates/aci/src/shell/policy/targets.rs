@@ -184,7 +184,10 @@ fn glob_boundary(lit: &str) -> Option<Boundary> {
     if comps.iter().any(|c| matches(c, ".git")) {
         return Some(Boundary::Git);
     }
-    if comps.first().is_some_and(|c| matches(c, ".slmcode")) {
+    if comps
+        .first()
+        .is_some_and(|c| matches(c, crate::boundary::CONTROL_DIR))
+    {
         return Some(Boundary::Control);
     }
     None
