@@ -1,5 +1,6 @@
 //! ws_write, ws_edit and ws_patch through the real binary, as a model drives them in a session.
 
+use crate::common;
 use crate::common::Project;
 use serde_json::json;
 
@@ -54,7 +55,7 @@ fn a_file_changed_on_disk_must_be_read_again() {
         lines(&[json!({"tool":"ws_read","args":{"path":"a.txt"}})]),
         lines(&[json!({"tool":"ws_edit","args":{"path":"a.txt","old_str":"one","new_str":"two"}})])
     );
-    let mut child = crate::common::bin()
+    let mut child = common::bin()
         .args(["session", "--root"])
         .arg(p.root())
         .stdin(std::process::Stdio::piped())

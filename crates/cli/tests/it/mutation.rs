@@ -4,6 +4,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
+use crate::common;
 use crate::common::{bin, Project};
 use serde_json::json;
 
@@ -297,9 +298,9 @@ const GIT_BOUNDARY: &str = "is git's own state (a .git directory";
 fn git_project() -> Project {
     let p = Project::new();
     p.write("README.md", "# readme\n");
-    crate::common::git(p.root(), &["init", "-q"]);
-    crate::common::git(p.root(), &["add", "README.md"]);
-    crate::common::git(p.root(), &["commit", "-q", "-m", "init"]);
+    common::git(p.root(), &["init", "-q"]);
+    common::git(p.root(), &["add", "README.md"]);
+    common::git(p.root(), &["commit", "-q", "-m", "init"]);
     p.write(".git/hooks/pre-commit.sample", "#!/bin/sh\nexit 0\n");
     p.write("moved-git/config", "[core]\n\tbare = false\n");
     p.write("sub/.git", "gitdir: ../moved-git\n");
@@ -312,7 +313,7 @@ fn git_project() -> Project {
 #[test]
 fn git_directories_are_refused_to_every_tool_in_every_spelling() {
     let p = git_project();
-    let before = crate::common::snapshot(p.root());
+    let before = common::snapshot(p.root());
     let calls: Vec<(&str, serde_json::Value)> = vec![
         (
             "ws_write",
@@ -390,7 +391,7 @@ fn git_directories_are_refused_to_every_tool_in_every_spelling() {
         );
     }
     assert_eq!(
-        crate::common::snapshot(p.root()),
+        common::snapshot(p.root()),
         before,
         "a refused call changed the tree"
     );
@@ -406,11 +407,11 @@ fn git_directories_are_refused_to_every_tool_in_every_spelling() {
 fn configured_hooks_and_included_config_are_git_state_too() {
     let p = Project::new();
     p.write("README.md", "# r\n");
-    crate::common::git(p.root(), &["init", "-q"]);
+    common::git(p.root(), &["init", "-q"]);
     p.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
     p.write("shared.gitconfig", "[core]\n\thooksPath = .githooks\n");
-    crate::common::git(p.root(), &["config", "include.path", "../shared.gitconfig"]);
-    let before = crate::common::snapshot(p.root());
+    common::git(p.root(), &["config", "include.path", "../shared.gitconfig"]);
+    let before = common::snapshot(p.root());
     for (tool, args) in [
         (
             "ws_write",
@@ -437,10 +438,10 @@ fn configured_hooks_and_included_config_are_git_state_too() {
         &[],
     );
     assert_eq!(reply["is_error"], true, "{reply}");
-    assert_eq!(crate::common::snapshot(p.root()), before);
+    assert_eq!(common::snapshot(p.root()), before);
     // husky: hooksPath .husky/_ runs the scripts in .husky/, which may not exist yet.
-    crate::common::git(p.root(), &["config", "--unset", "include.path"]);
-    crate::common::git(p.root(), &["config", "core.hooksPath", ".husky/_"]);
+    common::git(p.root(), &["config", "--unset", "include.path"]);
+    common::git(p.root(), &["config", "core.hooksPath", ".husky/_"]);
     let msg = p.err(
         "ws_write",
         &json!({"path": ".husky/pre-commit", "content": "id\n"}).to_string(),

@@ -3,6 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
+use crate::common;
 use crate::common::{bin, git, Project};
 use serde_json::{json, Value};
 
@@ -414,11 +415,11 @@ fn restore_never_writes_or_removes_through_a_swapped_directory() {
     let session = list.split_whitespace().next().unwrap().to_string();
     std::fs::rename(p.path("d"), p.path("d.real")).unwrap();
     p.symlink(".slmcode", "d");
-    let before = crate::common::snapshot(&p.path(".slmcode"));
+    let before = common::snapshot(&p.path(".slmcode"));
     let (code, said, err) = checkpoints(&p, &["restore", &session]);
     assert_ne!(code, 0, "{said}{err}");
     assert!(err.contains("harness control state"), "{err}");
-    let after = crate::common::snapshot(&p.path(".slmcode"));
+    let after = common::snapshot(&p.path(".slmcode"));
     assert_eq!(
         after.get("config.yaml"),
         before.get("config.yaml"),

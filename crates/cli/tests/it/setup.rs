@@ -1,6 +1,7 @@
 //! Config layering, `slmcode config show`, `slmcode init` and `slmcode doctor`.
 
 use crate::common::{bin, Project};
+use crate::openai;
 use crate::openai::FakeModel;
 use serde_json::{json, Value};
 
@@ -74,7 +75,7 @@ fn layers_stack_and_show_where_each_value_came_from() {
     assert_eq!(row(&rows, "endpoint")["from"], json!(user_file));
     // Flags are the top layer.
     let model = FakeModel::with_models(
-        vec![crate::openai::Scripted::final_done("ok")],
+        vec![openai::Scripted::final_done("ok")],
         vec![json!({"id": "flag-model"})],
     );
     let out = bin()

@@ -1,6 +1,7 @@
 //! ws_shell through the real binary: the policy's refusals, the bounded run and its messages,
 //! the permission switch, and the Landlock sandbox keeping `.slmcode/` intact.
 
+use crate::common;
 use crate::common::Project;
 use serde_json::json;
 
@@ -138,7 +139,7 @@ fn require_full_sandbox(text: &str) -> bool {
 fn the_sandbox_keeps_git_and_harness_state_and_lets_the_project_grow() {
     let p = Project::new();
     p.write("README.md", "# r\n");
-    crate::common::git(p.root(), &["init", "-q"]);
+    common::git(p.root(), &["init", "-q"]);
     p.write(".slmcode/hooks.json", "{}\n");
     p.write("src/lib.rs", "\n");
     p.write("moved-git/config", "[core]\n");
@@ -149,7 +150,7 @@ fn the_sandbox_keeps_git_and_harness_state_and_lets_the_project_grow() {
     let guarded = [".git", ".slmcode", "moved-git", "sub", "vendor"];
     let before: Vec<_> = guarded
         .iter()
-        .map(|d| crate::common::snapshot(&p.path(d)))
+        .map(|d| common::snapshot(&p.path(d)))
         .collect();
     let outside = tempfile::tempdir().unwrap();
     let text = allowed_script(
@@ -195,7 +196,7 @@ fn the_sandbox_keeps_git_and_harness_state_and_lets_the_project_grow() {
     assert!(!outside.path().join("escaped.txt").exists(), "{text}");
     let after: Vec<_> = guarded
         .iter()
-        .map(|d| crate::common::snapshot(&p.path(d)))
+        .map(|d| common::snapshot(&p.path(d)))
         .collect();
     // scratch/ok.txt is the one change under .slmcode/.
     let mut expected = before.clone();
@@ -434,10 +435,10 @@ fn a_project_cannot_allow_itself_commands() {
 fn nothing_a_command_plants_in_git_runs_for_the_user() {
     let p = Project::new();
     p.write("README.md", "# r\n");
-    crate::common::git(p.root(), &["init", "-q"]);
+    common::git(p.root(), &["init", "-q"]);
     let outside = tempfile::tempdir().unwrap();
     let marker = outside.path().join("planted");
-    let before = crate::common::snapshot(&p.path(".git"));
+    let before = common::snapshot(&p.path(".git"));
     for command in [
         format!(
             "printf '[core]\\n\\tfsmonitor = \"touch {}\"\\n' >> .git/config",
@@ -461,7 +462,7 @@ fn nothing_a_command_plants_in_git_runs_for_the_user() {
             "{command}: {text}"
         );
     }
-    assert_eq!(crate::common::snapshot(&p.path(".git")), before);
+    assert_eq!(common::snapshot(&p.path(".git")), before);
     p.write("README.md", "# changed\n");
     for args in [&["status"][..], &["diff"], &["add", "README.md"]] {
         let st = std::process::Command::new("git")
@@ -481,9 +482,9 @@ fn nothing_a_command_plants_in_git_runs_for_the_user() {
 fn the_configured_hooks_directory_is_protected_from_commands() {
     let p = Project::new();
     p.write("README.md", "# r\n");
-    crate::common::git(p.root(), &["init", "-q"]);
+    common::git(p.root(), &["init", "-q"]);
     p.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
-    crate::common::git(p.root(), &["config", "core.hooksPath", ".githooks"]);
+    common::git(p.root(), &["config", "core.hooksPath", ".githooks"]);
     let (text, err) = shell(&p, "echo id >> .githooks/pre-commit");
     assert!(err && text.contains("[rule: git-dir]"), "{text}");
     let text = allowed_script(
@@ -507,7 +508,7 @@ fn the_configured_hooks_directory_is_protected_from_commands() {
 fn a_hard_link_into_git_state_stops_commands() {
     let p = Project::new();
     p.write("README.md", "# r\n");
-    crate::common::git(p.root(), &["init", "-q"]);
+    common::git(p.root(), &["init", "-q"]);
     p.write(".git/hooks/pre-commit", "#!/bin/sh\nexit 0\n");
     std::fs::hard_link(p.path(".git/hooks/pre-commit"), p.path("innocent.sh")).unwrap();
     let (text, err) = shell(&p, "ls");
@@ -555,7 +556,7 @@ fn an_ordinary_user_gets_the_same_sandbox() {
     }
     let p = Project::new();
     p.write("README.md", "# r\n");
-    crate::common::git(p.root(), &["init", "-q"]);
+    common::git(p.root(), &["init", "-q"]);
     p.write(
         "w.py",
         "for path in ['.git/config', 'new.txt']:\n    try:\n        open(path, 'a').write('x')\n        print('WROTE', path)\n    except OSError:\n        print('DENIED', path)\n",
@@ -606,11 +607,11 @@ fn an_ordinary_user_gets_the_same_sandbox() {
 fn the_landlock_only_sandbox_still_holds() {
     let p = Project::new();
     p.write("README.md", "# r\n");
-    crate::common::git(p.root(), &["init", "-q"]);
+    common::git(p.root(), &["init", "-q"]);
     p.write(".slmcode/hooks.json", "{}\n");
     p.write("src/lib.rs", "\n");
     p.write("secret.txt", "PROJECT-SECRET\n");
-    let before = crate::common::snapshot(&p.path(".git"));
+    let before = common::snapshot(&p.path(".git"));
     let outside = tempfile::tempdir().unwrap();
     let listener = listen();
     let port = listener.port;
@@ -651,7 +652,7 @@ fn the_landlock_only_sandbox_still_holds() {
     assert!(text.contains("BLOCKED"), "{text}");
     assert!(listener.got().is_empty(), "the packet arrived: {text}");
     assert!(!outside.path().join("x").exists());
-    assert_eq!(crate::common::snapshot(&p.path(".git")), before);
+    assert_eq!(common::snapshot(&p.path(".git")), before);
     let alive = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -828,7 +829,7 @@ fn a_command_over_shell_memory_max_is_stopped_and_told() {
     p.write(".slmcode/config.yaml", "shell_memory_max: 4GiB\n");
     let (text, _) = p.tool_env("ws_shell", &alloc(400), &env);
     assert!(text.contains("shell_memory_max (128 MiB"), "{text}");
-    let out = crate::common::bin()
+    let out = common::bin()
         .args(["config", "show", "--root"])
         .arg(p.root())
         .env("XDG_CONFIG_HOME", xdg)
