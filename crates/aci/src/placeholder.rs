@@ -54,6 +54,15 @@ impl Placeholder {
 /// (still correct, possibly larger) diff.
 const DIFF_DEADLINE: Duration = Duration::from_millis(200);
 
+/// How many lines of bare punctuation may separate a placeholder from the lines it drops.
+const MAX_PUNCTUATION_GAP: usize = 2;
+
+/// A line with no letter or digit (blank, `}`, `};`, `)`): where the diff may happen to align
+/// a placeholder's neighbour.
+fn trivial(line: &str) -> bool {
+    !line.chars().any(char::is_alphanumeric)
+}
+
 /// The first placeholder `after` puts in place of lines of `before` that it drops.
 pub fn find(before: &str, after: &str) -> Option<Placeholder> {
     let old: Vec<&str> = before.lines().collect();
@@ -79,20 +88,36 @@ pub fn find(before: &str, after: &str) -> Option<Placeholder> {
         .flat_map(|op| op.new_range())
         .map(|j| new[j].trim())
         .collect();
-    // Deletions and insertions next to each other make one replaced stretch.
+    // Deletions and insertions next to each other make one replaced stretch — also across a
+    // line or two of bare punctuation (`};`, `)`) the diff happened to align on: a placeholder
+    // put just above a kept `}` still stands for the lines dropped just below it.
     let mut stretches: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> = Vec::new();
+    let mut gap: Option<(std::ops::Range<usize>, std::ops::Range<usize>)> = None;
+    // The punctuation lines a stretch was joined across: kept, not dropped.
+    let mut bridged_lines: HashSet<usize> = HashSet::new();
     for op in &ops {
         let (o, n) = (op.old_range(), op.new_range());
         if matches!(op, similar::DiffOp::Equal { .. }) {
+            let follows = stretches
+                .last()
+                .is_some_and(|(po, pn)| po.end == o.start && pn.end == n.start);
+            gap = (follows && o.len() <= MAX_PUNCTUATION_GAP && o.clone().all(|i| trivial(old[i])))
+                .then_some((o, n));
             continue;
         }
+        let joins = |end_o: usize, end_n: usize| end_o == o.start && end_n == n.start;
+        let bridged = gap.as_ref().is_some_and(|(go, gn)| joins(go.end, gn.end));
         match stretches.last_mut() {
-            Some((po, pn)) if po.end == o.start && pn.end == n.start => {
+            Some((po, pn)) if joins(po.end, pn.end) || bridged => {
+                if let Some((go, _)) = gap.as_ref().filter(|_| bridged) {
+                    bridged_lines.extend(go.clone());
+                }
                 po.end = o.end;
                 pn.end = n.end;
             }
             _ => stretches.push((o, n)),
         }
+        gap = None;
     }
     for (o, n) in stretches {
         let Some(&j) = added.iter().find(|j| n.contains(j)) else {
@@ -131,6 +156,7 @@ pub fn find(before: &str, after: &str) -> Option<Placeholder> {
         let deleted: Vec<(usize, String)> = o
             .filter(|&i| {
                 !old[i].trim().is_empty()
+                    && !bridged_lines.contains(&i)
                     && !written.contains(old[i].trim())
                     && !changed.contains(&i)
             })
@@ -275,6 +301,28 @@ mod tests {
         // The lines it replaced are still in the result (moved): fine.
         let after =
             "def f():\n    # ... existing code ...\n    return a + b\n    a = 1\n    b = 2\n";
+        assert_eq!(find(before, after), None);
+    }
+
+    #[test]
+    fn a_placeholder_above_a_kept_brace_still_stands_for_the_lines_below_it() {
+        // The diff aligns the placeholder's `};` with the first `};`, so the dropped lines sit
+        // in the next stretch, past one line of punctuation (found by the robustness bench).
+        let before = "let port = match p {\n    None => 8080,\n};\nlet retries = match r {\n    Some(r) => r,\n    None => 3,\n};\nOk(Settings {\n";
+        let after = "let port = match p {\n    None => 8080,\n// ... existing code ...\n};\nOk(Settings2 {\n";
+        let p = find(before, after).expect("found");
+        assert_eq!(p.line, 3);
+        assert_eq!(
+            p.deleted,
+            vec![
+                (4, "let retries = match r {".to_string()),
+                (5, "    Some(r) => r,".to_string()),
+                (6, "    None => 3,".to_string()),
+                (7, "};".to_string())
+            ]
+        );
+        // A placeholder that replaces nothing next to a kept brace is still fine.
+        let after = "let port = match p {\n    None => 8080,\n// ...\n};\nlet retries = match r {\n    Some(r) => r,\n    None => 3,\n};\nOk(Settings {\n";
         assert_eq!(find(before, after), None);
     }
 }
