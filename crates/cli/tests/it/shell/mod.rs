@@ -1,0 +1,45 @@
+//! ws_shell through the real binary: the policy's refusals, the bounded run and its messages,
+//! the permission switch, and the Landlock sandbox keeping `.slmcode/` intact.
+
+use crate::common;
+use crate::common::Project;
+use serde_json::json;
+
+fn shell(p: &Project, command: &str) -> (String, bool) {
+    p.tool("ws_shell", &json!({"command": command}).to_string())
+}
+
+/// The user allowed `python3 NAME` (the shape of a hostile "test runner"); returns the call's
+/// text.
+fn allowed_script(p: &Project, name: &str, body: &str, env: &[(&str, &str)]) -> String {
+    p.write(name, body);
+    let allow = format!("python3 {name}");
+    let mut vars = vec![("SLMCODE_SHELL_ALLOW", allow.as_str())];
+    vars.extend_from_slice(env);
+    let (text, err) = p.tool_env(
+        "ws_shell",
+        &json!({"command": format!("python3 {name}")}).to_string(),
+        &vars,
+    );
+    assert!(!err, "{text}");
+    text
+}
+
+/// Fails unless the full sandbox is in force, or the machine is declared to lack it.
+fn require_full_sandbox(text: &str) -> bool {
+    let weak = text.contains("weaker here") || text.contains("NOT isolated");
+    if weak {
+        assert!(
+            std::env::var_os("SLMCODE_TEST_WEAK_SANDBOX").is_some(),
+            "this kernel gives a weaker sandbox; set SLMCODE_TEST_WEAK_SANDBOX=1 to accept it: {text}"
+        );
+    }
+    !weak
+}
+
+mod confinement;
+mod network;
+mod policy;
+mod resources;
+
+use network::listen;
