@@ -383,6 +383,14 @@ fn split_lines(s: &str) -> Vec<&str> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_rungs_name_is_its_serialized_name() {
+        // Trajectories, state files and MCP carry the serialized form; name() reads it back.
+        for rung in Rung::ALL {
+            assert_eq!(serde_json::to_value(rung).unwrap(), rung.name());
+        }
+    }
+
     pub(super) fn q<'a>(old: &'a str, new: &'a str) -> Query<'a> {
         Query {
             old,
