@@ -31,6 +31,9 @@ use slmcode_aci::{Config, Registry, Workspace};
 
 #[path = "robustness/cases.rs"]
 mod cases;
+/// Counted skips, shared with the test binaries: a source set this machine lacks is one.
+#[path = "../tests/it/skip.rs"]
+mod skip;
 #[path = "robustness/sources.rs"]
 mod sources;
 

@@ -172,7 +172,9 @@ fn command_line(cmd: &str, args: &[&str]) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
+/// A source set this machine lacks: said in the report and counted as a skip.
 fn empty(title: &str, note: &str) -> SourceSet {
+    crate::skip::skip(&format!("robustness bench: the {title} sources"), note);
     SourceSet {
         title: title.to_string(),
         dir: None,
@@ -285,6 +287,14 @@ pub fn gather() -> Vec<SourceSet> {
                 .collect()
         })
         .unwrap_or_default();
+    // Debian's golang-*-src packages put the tree under /usr/share.
+    if let Ok(rd) = std::fs::read_dir("/usr/share") {
+        go_roots.extend(
+            rd.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("go-"))
+                .map(|e| e.path()),
+        );
+    }
     go_roots.sort();
     go_roots.push(PathBuf::from("/usr/local/go"));
     let go_rule = Rule {
@@ -302,7 +312,7 @@ pub fn gather() -> Vec<SourceSet> {
     sets.push(go.unwrap_or_else(|| {
         empty(
             "go",
-            "no Go files found under /usr/lib/go* or /usr/local/go; skipped",
+            "no Go files found under /usr/lib/go*, /usr/share/go-* or /usr/local/go; skipped",
         )
     }));
     sets

@@ -16,6 +16,7 @@ mod races;
 mod session_state;
 mod shell_policy;
 mod shell_run;
+mod skip;
 mod syntax_props;
 
 /// Cargo builds only this file: a test file in `tests/it/` that no `mod` line here names is

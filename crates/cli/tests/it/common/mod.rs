@@ -7,6 +7,11 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+/// Counted skips: one file for both test binaries.
+#[path = "../../../../aci/tests/it/skip.rs"]
+pub mod skip;
+pub use skip::skip;
+
 /// The binary under test, built by cargo for this test run.
 pub fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_slmcode"));
@@ -217,4 +222,12 @@ pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Option<Vec<u8>
     let mut out = std::collections::BTreeMap::new();
     walk(dir, dir, &mut out);
     out
+}
+
+/// Sets a file's or directory's modification time `by` into the past: stat data that differs
+/// from what git or a sweep recorded, without waiting for the clock.
+pub fn age(path: &Path, by: std::time::Duration) {
+    let f = std::fs::File::open(path).expect("open to age");
+    f.set_modified(std::time::SystemTime::now() - by)
+        .expect("set the modification time");
 }
