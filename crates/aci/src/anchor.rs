@@ -160,7 +160,14 @@ fn walk(
                 }
                 .into())
             }
-            Err(_) => return Err(AnchorError::Changed(path)),
+            // A link that leads out of the project is refused for what it is, whenever it was
+            // put there; anything else in the way of a plain directory is a change under us.
+            Err(_) => {
+                return Err(match jail.metadata(&path) {
+                    Err(e @ PathError::Escapes { .. }) => e.into(),
+                    _ => AnchorError::Changed(path),
+                })
+            }
         };
         let meta = next
             .dir_metadata()

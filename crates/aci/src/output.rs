@@ -26,9 +26,14 @@ pub fn cap(text: &str, max_chars: usize, how_to_get_rest: &str) -> String {
     if total <= max_chars {
         return text.to_string();
     }
+    let hint = if how_to_get_rest.is_empty() {
+        String::new()
+    } else {
+        format!(" {how_to_get_rest}")
+    };
     let footer_for = |head: usize, tail: usize| {
         format!(
-            "\n[output truncated: {total} chars in all; showing the first {head} and the last {tail}. {how_to_get_rest}]"
+            "\n[output truncated: {total} chars in all; showing the first {head} and the last {tail}.{hint}]"
         )
     };
     let marker_for = |omitted: usize| format!("\n[… {omitted} chars omitted …]\n");

@@ -11,7 +11,7 @@ use crate::matching::Rung;
 use crate::mutation::{self, commit, read_all};
 use crate::outcome::{Edit, HunkReport, Outcome};
 use crate::patch::{self, apply_hunks, Form, GutterVariant, Patch};
-use crate::path::RelPath;
+use crate::path::{PathError, RelPath};
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec, FILE_PATH_ALIASES};
 use crate::workspace::Workspace;
 
@@ -214,6 +214,13 @@ fn file_to_patch(
             // A diff that creates or deletes is refused by the caller, naming this path.
             if is_file(&header) || parsed.creates_or_deletes {
                 return Ok((header, None));
+            }
+            // A header that leads out of the project (or into a loop) is refused for what it
+            // is, not searched for as a missing file.
+            if let Err(e @ (PathError::Escapes { .. } | PathError::Loop { .. })) =
+                ws.jail.metadata(&header)
+            {
+                return Err(e.into());
             }
             // `myrepo/src/x.go` for `src/x.go`: the longest tail that is a file.
             let comps: Vec<&str> = header.components().collect();

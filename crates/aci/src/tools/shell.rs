@@ -63,11 +63,6 @@ impl Tool for ShellTool {
             .int("timeout_sec")
             .unwrap_or(ws.config.shell_timeout as u64);
         let timeout = wanted.min(ws.config.shell_timeout_max as u64);
-        // The scratch directory exists, so the command can write there while the rest of
-        // .slmcode/ is read-only to it.
-        let _ = ws
-            .jail
-            .create_dir_all(&RelPath::root().join(CONTROL_DIR).join(SCRATCH));
         let protected = Protected::discover(&ws.jail);
         let policy = Policy {
             allow_prefixes: ws.config.shell_allow.clone(),
@@ -86,6 +81,16 @@ impl Tool for ShellTool {
                 "ws_shell refused: `{command}` needs the user's approval (shell_permission: ask) and it was not given — or there is no terminal to ask on. Do without it, or ask the user to run it."
             )));
         }
+        // Only a command that runs gets the scratch directory (a refused one leaves the project
+        // as it was), so it can write there while the rest of .slmcode/ is read-only to it.
+        let protected = if protected.scratch.is_none() {
+            let _ = ws
+                .jail
+                .create_dir_all(&RelPath::root().join(CONTROL_DIR).join(SCRATCH));
+            Protected::discover(&ws.jail)
+        } else {
+            protected
+        };
         let Executed {
             out,
             report,

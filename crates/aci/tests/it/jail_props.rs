@@ -57,6 +57,19 @@ fn component() -> impl Strategy<Value = String> {
     .prop_map(str::to_string)
 }
 
+/// What the lexical check refuses: an empty path, `..`, a backslash, `~`, a drive letter, an
+/// absolute path (translated when it lies inside the project, refused otherwise).
+fn has_something_to_refuse(path: &str) -> bool {
+    let comps: Vec<&str> = path.split('/').collect();
+    let b = path.as_bytes();
+    path.trim().is_empty()
+        || path.starts_with('/')
+        || path.contains('\\')
+        || comps.contains(&"..")
+        || comps.first() == Some(&"~")
+        || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
+}
+
 fn path_text() -> impl Strategy<Value = String> {
     (any::<bool>(), proptest::collection::vec(component(), 1..6))
         .prop_map(|(abs, parts)| format!("{}{}", if abs { "/" } else { "" }, parts.join("/")))
@@ -86,29 +99,59 @@ proptest! {
         }
     }
 
+    /// Every path gets a verdict checked against the file system itself: a path the lexical
+    /// check refuses has something to refuse; one it takes resolves, through the jail, to
+    /// exactly where the kernel's own resolution leads when that is inside the project, and is
+    /// refused when it leads outside or nowhere.
     #[test]
     fn jail_opens_only_inside(path in path_text()) {
         let (_outer, proj) = setup();
         let jail = Jail::open(&proj).unwrap();
         let real_root = proj.canonicalize().unwrap();
-        if let Ok(rel) = RelPath::parse(&path, &proj) {
-            if jail.open_file(&rel).is_ok() {
-                let real = real_root.join(rel.as_path()).canonicalize().unwrap();
-                prop_assert!(real.starts_with(&real_root), "{} opened {}", path, real.display());
+        let rel = match RelPath::parse(&path, &proj) {
+            Err(e) => {
+                prop_assert!(has_something_to_refuse(&path), "{:?} refused: {}", path, e);
+                return Ok(());
             }
-            if let Ok(real) = jail.real_path(&rel) {
-                prop_assert!(real.starts_with(&real_root), "{} resolved to {}", path, real.display());
+            Ok(rel) => rel,
+        };
+        prop_assert!(!has_something_to_refuse(&path) || path.starts_with('/'), "{:?} taken as {}", path, rel);
+        let kernel = proj.join(rel.as_path()).canonicalize();
+        match kernel {
+            Ok(real) if real.starts_with(&real_root) => {
+                let through_jail = jail.real_path(&rel);
+                prop_assert!(
+                    through_jail.as_ref().is_ok_and(|p| *p == real),
+                    "{:?} leads to {} inside, the jail says {:?}", path, real.display(), through_jail
+                );
+                if real.is_file() {
+                    prop_assert!(jail.open_file(&rel).is_ok(), "{:?}: an inside file did not open", path);
+                }
+            }
+            Ok(real) => {
+                prop_assert!(jail.real_path(&rel).is_err(), "{:?} leads out to {}", path, real.display());
+                prop_assert!(jail.open_file(&rel).is_err(), "{:?} opened {} outside", path, real.display());
+            }
+            Err(_) => {
+                prop_assert!(jail.real_path(&rel).is_err(), "{:?} leads nowhere, yet resolved", path);
+                prop_assert!(jail.open_file(&rel).is_err(), "{:?} leads nowhere, yet opened", path);
             }
         }
     }
 
     #[test]
     fn lexical_check_never_panics_and_never_keeps_dotdot(text in "\\PC{0,40}") {
-        if let Ok(rel) = RelPath::parse(&text, Path::new("/work/p")) {
-            prop_assert!(!rel.as_str().split('/').any(|c| c == ".."));
-            prop_assert!(!rel.as_str().starts_with('/'));
-            prop_assert!(!rel.as_str().contains('\\'));
-            prop_assert!(!rel.as_str().contains('\0'));
+        match RelPath::parse(&text, Path::new("/work/p")) {
+            Ok(rel) => {
+                prop_assert!(!has_something_to_refuse(&text), "{:?} taken as {}", text, rel);
+                prop_assert!(!rel.as_str().split('/').any(|c| c == ".."));
+                prop_assert!(!rel.as_str().starts_with('/'));
+                prop_assert!(!rel.as_str().contains('\\'));
+                prop_assert!(!rel.as_str().contains('\0'));
+            }
+            Err(e) => {
+                prop_assert!(has_something_to_refuse(&text), "{:?} refused: {}", text, e);
+            }
         }
     }
 }

@@ -52,7 +52,10 @@ impl Project {
     }
 
     /// Calls `tool`, checks it was refused (or not) as `refused` says, and snapshots the text.
+    /// The text is not all that is checked: a refused call must leave every project file as it
+    /// was, and a ws_write that landed must read back as its content.
     fn check(&mut self, name: &str, tool: &str, args: Value, refused: bool) {
+        let before = files(&self.root);
         let r = self.registry.call(&mut self.ws, tool, &args);
         let text = normalize(&r.text, &self.root);
         assert_eq!(
@@ -61,6 +64,20 @@ impl Project {
             "{name}: {tool} was {}:\n{text}",
             if r.is_error { "refused" } else { "not refused" }
         );
+        if refused {
+            assert!(
+                files(&self.root) == before,
+                "{name}: the refused {tool} changed the project"
+            );
+        } else if tool == "ws_write" {
+            let (path, content) = (&args["path"], &args["content"]);
+            let written = std::fs::read(self.root.join(path.as_str().unwrap())).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&written),
+                content.as_str().unwrap(),
+                "{name}: the file does not read back as written"
+            );
+        }
         let outcome = if refused { "refused" } else { "ok" };
         let mut settings = insta::Settings::clone_current();
         settings.set_description(format!("{tool} {args} → {outcome}"));
@@ -75,6 +92,32 @@ impl Project {
     fn ok(&mut self, name: &str, tool: &str, args: Value) {
         self.check(name, tool, args, false);
     }
+}
+
+/// Every file and directory of the project but the harness's own `.slmcode/`, with its bytes.
+fn files(root: &std::path::Path) -> std::collections::BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut out = std::collections::BTreeMap::new();
+    for entry in walkdir(root) {
+        let rel = entry.strip_prefix(root).unwrap().to_path_buf();
+        if rel.starts_with(".slmcode") {
+            continue;
+        }
+        out.insert(rel, std::fs::read(&entry).ok());
+    }
+    out
+}
+
+/// Every path under `dir`, depth first, symlinks not followed.
+fn walkdir(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(walkdir(&path));
+        }
+        out.push(path);
+    }
+    out
 }
 
 /// The text with what varies per run replaced: the project's path and checkpoint ids.

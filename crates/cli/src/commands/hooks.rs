@@ -39,14 +39,22 @@ pub fn run(args: HooksArgs) -> Result<ExitCode> {
     let ws = open_workspace(args.root)?;
     let action = args.action;
     let root = ws.jail.root();
+    if matches!(action, HooksAction::Untrust) {
+        // Withdrawing trust needs nothing from the file: a broken or missing one is the very
+        // case where the user wants to run without its hooks.
+        Approvals::HOOKS
+            .set(root, None)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        writeln!(
+            std::io::stdout().lock(),
+            "hooks of {} are no longer trusted",
+            root.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let file = match hooks::load(&ws.jail) {
         Ok(Some(f)) => f,
         Ok(None) => {
-            if matches!(action, HooksAction::Untrust) {
-                Approvals::HOOKS
-                    .set(root, None)
-                    .map_err(|e| anyhow::anyhow!(e))?;
-            }
             writeln!(
                 std::io::stdout().lock(),
                 "no .slmcode/hooks.json in {}",
@@ -54,14 +62,7 @@ pub fn run(args: HooksArgs) -> Result<ExitCode> {
             )?;
             return Ok(ExitCode::SUCCESS);
         }
-        Err((_, e)) => {
-            if matches!(action, HooksAction::Untrust) {
-                Approvals::HOOKS
-                    .set(root, None)
-                    .map_err(|e| anyhow::anyhow!(e))?;
-            }
-            bail!(e)
-        }
+        Err((_, e)) => bail!(e),
     };
     let mut out = std::io::stdout().lock();
     match action {
@@ -99,12 +100,8 @@ pub fn run(args: HooksArgs) -> Result<ExitCode> {
                 root.display()
             )?;
         }
-        HooksAction::Untrust => {
-            Approvals::HOOKS
-                .set(root, None)
-                .map_err(|e| anyhow::anyhow!(e))?;
-            writeln!(out, "hooks of {} are no longer trusted", root.display())?;
-        }
+        // Answered before the file was read.
+        HooksAction::Untrust => {}
     }
     Ok(ExitCode::SUCCESS)
 }

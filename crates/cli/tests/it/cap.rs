@@ -2,6 +2,7 @@
 //! result names its total size and how to get the rest.
 
 use crate::common::{git, Project};
+use serde_json::json;
 
 const MAX: usize = 600;
 
@@ -114,4 +115,54 @@ fn errors_are_capped_too() {
         &[("SLMCODE_MAX_TOOL_CHARS", "600")],
     );
     assert!(text.chars().count() <= MAX, "{}", text.chars().count());
+}
+
+/// The shell and the five changing tools go through the same cap: a command's long output, and
+/// reports that name a long path (the jail allows paths of any length the system does).
+#[test]
+fn the_shell_and_every_changing_tool_are_capped() {
+    let p = Project::new();
+    capped(
+        &p,
+        "ws_shell",
+        r#"{"command":"seq 1 2000"}"#,
+        "Narrow the command's output",
+    );
+    let deep = ["a", "b", "c", "d"].map(|c| c.repeat(200)).join("/");
+    let file = format!("{deep}/f.py");
+    let moved = format!("{deep}/g.py");
+    let gone = format!("{deep}/h.py");
+    p.write(&gone, "x = 0\n");
+    let session: Vec<serde_json::Value> = vec![
+        json!({"tool": "ws_write", "args": {"path": file, "content": "x = 1\n"}}),
+        json!({"tool": "ws_read", "args": {"path": file}}),
+        json!({"tool": "ws_edit", "args": {"path": file, "old_str": "x = 1", "new_str": "x = 2"}}),
+        json!({"tool": "ws_patch", "args": {"path": file, "patch": "<<<<<<< SEARCH\nx = 2\n=======\nx = 3\n>>>>>>> REPLACE\n"}}),
+        json!({"tool": "ws_mv", "args": {"from": file, "to": moved}}),
+        json!({"tool": "ws_delete", "args": {"path": gone}}),
+    ];
+    let input: String = session.iter().map(|c| format!("{c}\n")).collect();
+    let out = p.session_env(
+        &input,
+        &[
+            ("SLMCODE_MAX_TOOL_CHARS", "600"),
+            ("SLMCODE_CONTEXT_WINDOW", "100000"),
+        ],
+    );
+    assert_eq!(out.len(), session.len());
+    for (call, reply) in session.iter().zip(&out) {
+        let text = reply["text"].as_str().unwrap();
+        assert_eq!(reply["is_error"], false, "{call}: {text}");
+        assert!(
+            text.chars().count() <= MAX,
+            "{call}: {} chars",
+            text.chars().count()
+        );
+        if call["tool"] != "ws_read" {
+            assert!(text.contains("chars omitted"), "{call}: {text}");
+        }
+    }
+    // Capped reports, whole changes.
+    assert_eq!(std::fs::read_to_string(p.path(&moved)).unwrap(), "x = 3\n");
+    assert!(!p.path(&file).exists() && !p.path(&gone).exists());
 }

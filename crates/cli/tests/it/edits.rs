@@ -100,11 +100,14 @@ fn write_creates_and_guards_overwrites() {
         ),
         "created src/util/new.rs (1 line, 14 bytes)"
     );
+    let written = || std::fs::read_to_string(p.path("src/util/new.rs")).unwrap();
+    assert_eq!(written(), "pub fn f() {}\n");
     let msg = p.err("ws_write", r#"{"path":"src/util/new.rs","content":"x\n"}"#);
     assert!(
         msg.contains("already exists and has not been read in this session"),
         "{msg}"
     );
+    assert_eq!(written(), "pub fn f() {}\n", "the refused overwrite wrote");
     assert!(
         msg.contains("ws_edit {\"path\":\"src/util/new.rs\""),
         "{msg}"
@@ -114,6 +117,7 @@ fn write_creates_and_guards_overwrites() {
         msg.contains("\"content\" (also accepted: \"contents\", \"text\", \"body\")"),
         "{msg}"
     );
+    assert!(!p.path("other.rs").exists());
 }
 
 #[test]

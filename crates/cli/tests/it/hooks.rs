@@ -91,10 +91,14 @@ fn an_untrusted_hook_does_not_run_until_trusted_and_not_after_a_change() {
     assert!(!s.p.path("hook-ran").exists() && !s.p.path("more").exists());
     assert!(stderr.contains("not trusted"), "{stderr}");
     // And untrust removes it.
-    s.hooks("trust");
-    s.hooks("untrust");
+    let (out, stderr, code) = s.hooks("trust");
+    assert_eq!(code, Some(0), "{out}{stderr}");
+    let (out, stderr, code) = s.hooks("untrust");
+    assert_eq!(code, Some(0), "{out}{stderr}");
+    assert!(out.contains("are no longer trusted"), "{out}");
     s.tool("ws_read", json!({"path": "a.txt"}));
     assert!(!s.p.path("hook-ran").exists());
+    assert!(s.hooks("list").0.contains("NOT trusted"));
 }
 
 #[test]
@@ -212,16 +216,54 @@ fn a_hook_that_hangs_is_stopped_at_its_timeout() {
     assert!(started.elapsed().as_secs() < 20);
 }
 
+/// A hooks file the user trusted but that no longer parses (trusted by an older slmcode, or the
+/// approval restored from a backup) stops every command: the user relies on those hooks, so
+/// nothing runs without them until the file is fixed or untrusted. Trust itself is never given
+/// to a broken file.
 #[test]
 fn a_trusted_but_broken_hooks_file_stops_the_command() {
     let s = Setup::new(json!({"PreToolUse": [{"matcher": "(", "command": "true"}]}));
-    // Trust cannot be given to a file that does not parse...
-    let (_, stderr, code) = s.hooks("trust");
-    assert_eq!(code, Some(2));
+    let (out, stderr, code) = s.hooks("trust");
+    assert_eq!(code, Some(2), "{out}{stderr}");
     assert!(stderr.contains("not a valid regex"), "{stderr}");
-    // ...and an untrusted broken file only warns.
-    let (_, err, stderr) = s.tool("ws_list", json!({}));
-    assert!(!err && stderr.contains("not trusted"), "{stderr}");
+    assert!(!s.home.path().join("slmcode/trusted-hooks.json").exists());
+    // Untrusted, the broken file only warns, and the call runs.
+    let (text, err, stderr) = s.tool("ws_write", json!({"path": "a.txt", "content": "a\n"}));
+    assert!(!err && stderr.contains("not trusted"), "{text}{stderr}");
+    assert_eq!(std::fs::read_to_string(s.p.path("a.txt")).unwrap(), "a\n");
+    // The approval of exactly these bytes, as the user's config holds it.
+    let bytes = std::fs::read(s.p.path(".slmcode/hooks.json")).unwrap();
+    let approvals =
+        json!({ s.p.root().display().to_string(): blake3::hash(&bytes).to_hex().to_string() });
+    std::fs::create_dir_all(s.home.path().join("slmcode")).unwrap();
+    std::fs::write(
+        s.home.path().join("slmcode/trusted-hooks.json"),
+        approvals.to_string(),
+    )
+    .unwrap();
+    let out = s.p.run_tool(
+        "ws_write",
+        &json!({"path": "b.txt", "content": "b\n"}).to_string(),
+        &[("XDG_CONFIG_HOME", s.xdg())],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("not a valid regex")
+            && stderr.contains("fix it, or `slmcode hooks untrust` to run without hooks"),
+        "{stderr}"
+    );
+    assert!(
+        !s.p.path("b.txt").exists(),
+        "the call ran without its hooks"
+    );
+    // Untrusting needs nothing from the broken file, and succeeds.
+    let (out, stderr, code) = s.hooks("untrust");
+    assert_eq!(code, Some(0), "{out}{stderr}");
+    assert!(out.contains("are no longer trusted"), "{out}");
+    let (text, err, _) = s.tool("ws_write", json!({"path": "b.txt", "content": "b\n"}));
+    assert!(!err, "{text}");
+    assert_eq!(std::fs::read_to_string(s.p.path("b.txt")).unwrap(), "b\n");
 }
 
 /// The file is hashed and parsed from the same bytes: swapping it between a trusted and an

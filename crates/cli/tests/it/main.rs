@@ -10,6 +10,7 @@ mod openai;
 mod cap;
 mod config;
 mod edits;
+mod escapes;
 mod evolve;
 mod git;
 mod glob;

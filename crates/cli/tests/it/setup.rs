@@ -216,6 +216,7 @@ fn doctor_says_what_to_fix() {
 }
 
 /// `slmcode config trust` / `untrust` for the project in `p`, with the user's config in `xdg`.
+/// `slmcode config ACTION`, which must exit 0; its stdout.
 fn config_trust(p: &Project, xdg: &str, action: &str) -> String {
     let out = bin()
         .args(["config", action, "--root"])
@@ -223,8 +224,9 @@ fn config_trust(p: &Project, xdg: &str, action: &str) -> String {
         .env("XDG_CONFIG_HOME", xdg)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
+    assert_eq!(
+        out.status.code(),
+        Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -323,7 +325,8 @@ fn a_project_config_only_tightens_unless_the_user_approves_it() {
     // As does untrust.
     p.write(".slmcode/config.yaml", PROJECT_LOOSE);
     config_trust(&p, xdg, "trust");
-    config_trust(&p, xdg, "untrust");
+    let said = config_trust(&p, xdg, "untrust");
+    assert!(said.contains("is no longer approved"), "{said}");
     assert_eq!(row(&show(&p, xdg, &[]), "sandbox")["value"], "auto");
 }
 
