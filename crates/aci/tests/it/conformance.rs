@@ -13,6 +13,9 @@
 //!   which is not copied.
 //! - `after/` (when not `refused`): every file the call creates or changes, exactly as it must
 //!   be afterwards.
+//! - `removed` in `case.yaml` (when not `refused`): the files or directories of `before/` the
+//!   call must take away (ws_delete, the old path of a ws_mv); a case needs `after/`, `removed`
+//!   or both.
 //!
 //! The whole project is compared, before and after the call: a landed call must leave the
 //! files of `after/` as they are there and every other file as in `before/`, creating nothing
@@ -29,7 +32,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 /// The number of cases the suite holds; deleting one (or a directory of them) fails the run.
-const MIN_CASES: usize = 305;
+const MIN_CASES: usize = 329;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -48,6 +51,8 @@ struct CaseYaml {
     #[serde(default = "yes")]
     read: bool,
     file: Option<String>,
+    #[serde(default)]
+    removed: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -68,6 +73,8 @@ struct Case {
     before: Tree,
     /// Empty for a refusal.
     after: Tree,
+    /// What of `before` must be gone: a file, or a directory and everything in it.
+    removed: Vec<String>,
     refused: Option<String>,
     message: Option<String>,
 }
@@ -206,9 +213,24 @@ fn load(dir: &Path) -> Result<Case, String> {
     let after = tree(&dir.join("after"), &all)?;
     match (&spec.refused, has_after, after.is_empty()) {
         (Some(_), true, _) => return Err("both `refused` and after/".into()),
-        (None, false, _) => return Err("neither `refused` nor after/".into()),
+        (Some(_), _, _) if !spec.removed.is_empty() => {
+            return Err("both `refused` and `removed`".into())
+        }
+        (None, false, _) if spec.removed.is_empty() => {
+            return Err("neither `refused` nor after/ nor `removed`".into())
+        }
         (None, true, true) => return Err("after/ is empty".into()),
         _ => {}
+    }
+    for gone in &spec.removed {
+        if !before.keys().any(|k| within(k, gone)) {
+            return Err(format!(
+                "`removed` names {gone:?}, which before/ does not hold"
+            ));
+        }
+        if after.keys().any(|k| within(k, gone)) {
+            return Err(format!("`removed` names {gone:?}, which after/ holds"));
+        }
     }
     let read = match (spec.read, spec.file) {
         (false, Some(_)) => return Err("`file` names the file to read, but `read` is false".into()),
@@ -225,6 +247,7 @@ fn load(dir: &Path) -> Result<Case, String> {
         read,
         before,
         after,
+        removed: spec.removed,
         refused: spec.refused,
         message: spec.message,
     })
@@ -272,8 +295,9 @@ fn run(case: &Case) -> Result<(), String> {
         None if result.is_error => Err(format!("expected success, got refusal:\n{}", result.text)),
         _ => {
             let mut want = case.before.clone();
+            want.retain(|k, _| !case.removed.iter().any(|gone| within(k, gone)));
             want.extend(case.after.clone());
-            let diffs = differences(&want, &now);
+            let diffs = differences(&case.before, &want, &now);
             if diffs.is_empty() {
                 Ok(())
             } else {
@@ -292,14 +316,24 @@ fn run(case: &Case) -> Result<(), String> {
     }
 }
 
-/// Each file that differs between `want` and `got`.
-fn differences(want: &Tree, got: &Tree) -> Vec<String> {
+/// True when the file `rel` is `gone` or lies in the directory `gone`.
+fn within(rel: &str, gone: &str) -> bool {
+    let gone = gone.trim_end_matches('/');
+    rel == gone || rel.strip_prefix(gone).is_some_and(|r| r.starts_with('/'))
+}
+
+/// Each file that differs between `want` and `got` (`before` tells a file the call failed to
+/// remove from one it created).
+fn differences(before: &Tree, want: &Tree, got: &Tree) -> Vec<String> {
     let mut paths: Vec<&String> = want.keys().chain(got.keys()).collect();
     paths.sort();
     paths.dedup();
     paths
         .into_iter()
         .filter_map(|p| match (want.get(p), got.get(p)) {
+            (None, Some(_)) if before.contains_key(p) => {
+                Some(format!("{p}: still there, though the call must remove it"))
+            }
             (None, Some(_)) => Some(format!("{p}: created")),
             (Some(_), None) => Some(format!("{p}: missing")),
             (Some(w), Some(g)) if w != g => Some(format!("{p}: {}", first_difference(w, g))),

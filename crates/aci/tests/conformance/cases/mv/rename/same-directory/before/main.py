@@ -1,0 +1,3 @@
+from util import double
+
+print(double(2))
