@@ -54,7 +54,8 @@ impl Placeholder {
 /// (still correct, possibly larger) diff.
 const DIFF_DEADLINE: Duration = Duration::from_millis(200);
 
-/// How many lines of bare punctuation may separate a placeholder from the lines it drops.
+/// How many kept lines may separate a placeholder from the lines it drops: bare punctuation,
+/// or lines that recur among those dropped just after.
 const MAX_PUNCTUATION_GAP: usize = 2;
 
 /// A line with no letter or digit (blank, `}`, `};`, `)`): where the diff may happen to align
@@ -95,13 +96,25 @@ pub fn find(before: &str, after: &str) -> Option<Placeholder> {
     let mut gap: Option<(std::ops::Range<usize>, std::ops::Range<usize>)> = None;
     // The punctuation lines a stretch was joined across: kept, not dropped.
     let mut bridged_lines: HashSet<usize> = HashSet::new();
-    for op in &ops {
+    for (k, op) in ops.iter().enumerate() {
         let (o, n) = (op.old_range(), op.new_range());
         if matches!(op, similar::DiffOp::Equal { .. }) {
             let follows = stretches
                 .last()
                 .is_some_and(|(po, pn)| po.end == o.start && pn.end == n.start);
-            gap = (follows && o.len() <= MAX_PUNCTUATION_GAP && o.clone().all(|i| trivial(old[i])))
+            // A kept line the diff could as well have matched to one dropped just before or
+            // after it (a repeated `#[arg(long)]` or `assert_eq!(`): where it aligned is
+            // chance, not the model's meaning.
+            let dropped_around: HashSet<&str> = stretches
+                .last()
+                .map(|(po, _)| po.clone())
+                .into_iter()
+                .chain(ops.get(k + 1).map(|next| next.old_range()))
+                .flatten()
+                .map(|i| old[i].trim())
+                .collect();
+            let bridgeable = |i: usize| trivial(old[i]) || dropped_around.contains(old[i].trim());
+            gap = (follows && o.len() <= MAX_PUNCTUATION_GAP && o.clone().all(bridgeable))
                 .then_some((o, n));
             continue;
         }
@@ -324,5 +337,39 @@ mod tests {
         // A placeholder that replaces nothing next to a kept brace is still fine.
         let after = "let port = match p {\n    None => 8080,\n// ...\n};\nlet retries = match r {\n    Some(r) => r,\n    None => 3,\n};\nOk(Settings {\n";
         assert_eq!(find(before, after), None);
+    }
+
+    #[test]
+    fn a_placeholder_above_a_repeated_line_stands_for_the_copy_dropped_below_it() {
+        // The diff keeps the first `#[arg(long)]` and drops the second with the lines the
+        // placeholder stands for (found by the robustness bench).
+        let before = "    /// Where.\n    #[arg(long)]\n    endpoint: Option<String>,\n    /// Which.\n    #[arg(long)]\n    query: Option<String>,\n    /// How many.\n";
+        let after = "    /// Where.\n    // ... existing code ...\n    // edited: keep this in sync\n    #[arg(long)]\n    query: Option2<String>,\n    /// How many.\n";
+        let p = find(before, after).expect("found");
+        assert_eq!(p.line, 2);
+        assert_eq!(
+            p.deleted,
+            vec![
+                (3, "    endpoint: Option<String>,".to_string()),
+                (4, "    /// Which.".to_string()),
+                (5, "    #[arg(long)]".to_string()),
+            ]
+        );
+        // The same shape without a placeholder is an ordinary edit.
+        let after = "    /// Where.\n    // edited: keep this in sync\n    #[arg(long)]\n    query: Option2<String>,\n    /// How many.\n";
+        assert_eq!(find(before, after), None);
+    }
+
+    #[test]
+    fn a_placeholder_below_a_repeated_line_stands_for_the_copy_dropped_above_it() {
+        // The diff drops the first `assert_eq!(` with the lines above and keeps the second,
+        // right above the placeholder (found by the robustness bench).
+        let before = "let server = start();\nassert_eq!(\n    server.post(evil),\n    403\n);\nassert_eq!(\n    server.post(null),\n";
+        let after = "let server2 = start();\nassert_eq!(\n    // ... existing code ...\n    server.post(null),\n";
+        let p = find(before, after).expect("found");
+        assert_eq!(p.line, 3);
+        let deleted: Vec<&str> = p.deleted.iter().map(|(_, t)| t.trim()).collect();
+        assert!(deleted.contains(&"server.post(evil),"), "{deleted:?}");
+        assert!(deleted.contains(&"403"), "{deleted:?}");
     }
 }

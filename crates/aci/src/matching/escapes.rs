@@ -144,13 +144,32 @@ pub(super) fn unescape_newlines_outside_strings(s: &str) -> String {
                 }
             }
             (None, '"' | '`') => open = Some(c),
-            (None, '\'') if !prev.is_alphanumeric() => open = Some(c),
+            (None, '\'') if !prev.is_alphanumeric() && !lifetime(prev, chars.clone()) => {
+                open = Some(c)
+            }
             _ => {}
         }
         out.push(c);
         prev = c;
     }
     out
+}
+
+/// True when the `'` after `prev` starts a Rust lifetime (`<'_>`, `&'a str`), not a quoted
+/// literal: right after `<` or `&`, a name, and no closing quote right after it.
+fn lifetime(prev: char, mut rest: impl Iterator<Item = char>) -> bool {
+    if !matches!(prev, '<' | '&') {
+        return false;
+    }
+    let mut name = 0;
+    for c in rest.by_ref() {
+        if c.is_alphanumeric() || c == '_' {
+            name += 1;
+            continue;
+        }
+        return name > 0 && c != '\'';
+    }
+    name > 0
 }
 
 /// Only the escaped line breaks (`\n`, `\r\n`) of a one-line text.
@@ -221,6 +240,15 @@ mod tests {
         assert_eq!(
             unescape_newlines_outside_strings("# don't\\nx = 'a\\nb'\\r\\ny"),
             "# don't\nx = 'a\\nb'\ny"
+        );
+        // Nor does a Rust lifetime; a char literal after `&` still is one.
+        assert_eq!(
+            unescape_newlines_outside_strings("fn fmt(f: &mut Formatter<'_>) {\\n    x();"),
+            "fn fmt(f: &mut Formatter<'_>) {\n    x();"
+        );
+        assert_eq!(
+            unescape_newlines_outside_strings("g(&'a str)\\nh(&'\\n')"),
+            "g(&'a str)\nh(&'\\n')"
         );
     }
 

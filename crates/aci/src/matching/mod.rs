@@ -26,6 +26,7 @@ mod escapes;
 mod gutter;
 mod hunk;
 mod indent;
+mod merge;
 mod reindent;
 mod rungs;
 

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::indent::{cols, indent_unit, leading_ws, render_indent, text_unit, Indent, TAB_COLS};
+use super::merge::merge_line;
 use super::rungs::{ascii_punctuation, trim_both, trim_end, unicode_normalized};
 use super::{split_lines, Lines, Query, Replacement, Rung, Span};
 
@@ -249,10 +250,19 @@ impl<'a> Alignment<'a> {
                 let (o, f) = (old[self.old_nb[r]], matched[self.file_nb[r]]);
                 let indent = depth.shift(leading_ws(f), cols(o), line);
                 let line_tidy = tidy.for_line(o, f);
-                format!(
-                    "{indent}{}",
-                    line_tidy.apply(line.trim_start_matches([' ', '\t']))
-                )
+                let body = line.trim_start_matches([' ', '\t']);
+                // The model's edit onto the file's own line, where the two can be told apart.
+                let merged = merge_line(
+                    o.trim_start_matches([' ', '\t']),
+                    f.trim_start_matches([' ', '\t']),
+                    body,
+                    &|put| line_tidy.punctuation(put),
+                );
+                let body = match merged {
+                    Some(m) => line_tidy.trailing(&m).to_string(),
+                    None => line_tidy.apply(body),
+                };
+                format!("{indent}{body}")
             }
             Origin::Added => {
                 let indent = depth.shift(&above.1, above.0, line);
@@ -440,15 +450,24 @@ impl Tidy {
     }
 
     pub(super) fn apply(&self, body: &str) -> String {
-        let body = if self.trim_trailing {
+        self.punctuation(self.trailing(body))
+    }
+
+    /// `body` without trailing whitespace when the rung's drift says the model added it.
+    fn trailing<'b>(&self, body: &'b str) -> &'b str {
+        if self.trim_trailing {
             body.trim_end()
         } else {
             body
-        };
+        }
+    }
+
+    /// `text` with the model's drifted punctuation in the file's plain form.
+    fn punctuation(&self, text: &str) -> String {
         if self.to_ascii.is_empty() {
-            body.to_string()
+            text.to_string()
         } else {
-            ascii_punctuation(body, |c| self.to_ascii.contains(&c))
+            ascii_punctuation(text, |c| self.to_ascii.contains(&c))
         }
     }
 }

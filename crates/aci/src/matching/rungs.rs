@@ -177,14 +177,20 @@ fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Smart quotes, dashes, ellipses and unusual spaces mapped to ASCII, whitespace collapsed.
-/// Most lines are plain ASCII with single spaces: those are borrowed, not rebuilt.
+/// Smart quotes, dashes, ellipses and unusual spaces mapped to ASCII, whitespace collapsed,
+/// and a run of dashes counted as one: a channel that typesets `--force` as `—force` turns two
+/// characters into one. Most lines are plain ASCII with single spaces and no `--`: those are
+/// borrowed, not rebuilt.
 pub(super) fn unicode_normalized(s: &str) -> Cow<'_, str> {
     let t = s.trim();
-    if t.is_ascii() && !t.contains("  ") && !t.contains('\t') {
+    if t.is_ascii() && !t.contains("  ") && !t.contains('\t') && !t.contains("--") {
         return Cow::Borrowed(t);
     }
-    Cow::Owned(collapse_ws(&ascii_punctuation(t, |_| true)))
+    let mut out = collapse_ws(&ascii_punctuation(t, |_| true));
+    while out.contains("--") {
+        out = out.replace("--", "-");
+    }
+    Cow::Owned(out)
 }
 
 pub(super) fn ascii_punctuation(s: &str, keep: impl Fn(char) -> bool) -> String {
@@ -224,6 +230,31 @@ mod tests {
         );
         assert_eq!(r, Rung::TrailingWhitespace);
         assert_eq!(out, "fn a() {\n    y();\n}\n");
+    }
+
+    #[test]
+    fn a_double_dash_typeset_as_one_still_lands_and_stays_double() {
+        let file = "/// Kept unless --force.\npub fn run(force: bool) {\n    let f = force;\n}\n";
+        let (r, out) = apply(
+            file,
+            "/// Kept unless —force.\npub fn run(force: bool) {\n    let f = force;\n",
+            "/// Kept unless —force.\npub fn run(force_v2: bool) {\n    let f = force_v2;\n",
+        );
+        assert_eq!(r, Rung::Unicode);
+        assert_eq!(
+            out,
+            "/// Kept unless --force.\npub fn run(force_v2: bool) {\n    let f = force_v2;\n}\n"
+        );
+        // A changed line keeps the file's `--` too, and what the model added learns it.
+        let (_, out) = apply(
+            file,
+            "/// Kept unless —force.\npub fn run(force: bool) {\n",
+            "/// Kept unless —force or —yes.\npub fn run(force: bool) {\n",
+        );
+        assert!(
+            out.starts_with("/// Kept unless --force or --yes.\n"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -77,11 +77,12 @@ impl Tool for EditTool {
             .unwrap_or_default()
             .replace("\r\n", "\n");
         let replace_all = args.flag("replace_all");
-        // A ws_read gutter on new_str alone (old_str is clean): pasted, never meant for the
-        // file — stripped when every line carries it, refused when only some do.
+        // A ws_read gutter on new_str alone (old_str carries none on every line: lines of
+        // old_str that merely look like one are the file's own text): pasted, never meant for
+        // the file — stripped when every line carries it, refused when only some do.
         let mut new_gutter_note = None;
         let mut new = new;
-        if matching::gutter(&old) == Gutter::None && matching::gutter_is_pasted(&new) {
+        if !matches!(matching::gutter(&old), Gutter::Every(_)) && matching::gutter_is_pasted(&new) {
             match matching::gutter(&new) {
                 Gutter::Every(stripped) => {
                     new = stripped;
