@@ -23,6 +23,9 @@ pub(super) struct Call {
     pub(super) repairs: Vec<&'static str>,
     /// Native arguments that were not JSON even after repair: why. Such a call never runs.
     pub(super) unreadable: Option<String>,
+    /// Other call attempts in the same reply that could not be read, said with this call's
+    /// result so the model knows which of its calls ran.
+    pub(super) unread_others: Vec<String>,
 }
 
 impl Agent {
@@ -46,6 +49,7 @@ impl Agent {
                         native_id: Some(c.id.clone()),
                         text_end: None,
                         repairs,
+                        unread_others: Vec::new(),
                     }
                 })
                 .collect();
@@ -62,6 +66,7 @@ impl Agent {
                 text_end: Some(c.span.end),
                 repairs: c.repairs,
                 unreadable: None,
+                unread_others: found.unreadable.clone(),
             })
             .collect();
         if !calls.is_empty() {
@@ -162,6 +167,12 @@ pub(super) fn result_text(call: &Call, result: &ToolResult, dropped: usize) -> S
         text.push_str(&format!(
             "\n[your arguments needed repair ({}); send plain JSON]",
             call.repairs.join(", ")
+        ));
+    }
+    if !call.unread_others.is_empty() {
+        text.push_str(&format!(
+            "\n[another tool call in your reply could not be read ({}); only this one ran]",
+            call.unread_others.join("; ")
         ));
     }
     if dropped > 0 {

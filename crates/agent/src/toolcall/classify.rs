@@ -26,6 +26,8 @@ pub(super) const EXTRA_KEYS: &[&str] = &[
     "reason",
     "reasoning",
     "explanation",
+    // Cohere Command R7B's action list: `{"tool_call_id": "0", "tool_name": …, "parameters": …}`.
+    "tool_call_id",
 ];
 
 /// Namespaces models put before a tool name.

@@ -4,7 +4,7 @@
 
 use super::classify::classify_all;
 use super::json_repair::repair_value;
-use super::lex::{after_backtick, balanced_end, find_at, next_tag, sub, trim_end_at};
+use super::lex::{after_backtick, balanced_end, find_at, next_tag, skip_ws, sub, trim_end_at};
 use super::pythonic::{py_call_start, py_list_start, read_py_all};
 use super::qwen_xml::{read_function, FUNCTION_TAG};
 use super::repair_json_object;
@@ -24,6 +24,15 @@ impl Scan<'_> {
         let mut close: Option<Option<usize>> = None;
         while let Some(start) = find_at(text, from, OPEN_TAG) {
             let body_start = start + OPEN_TAG.len();
+            // Inside reasoning: never a call.
+            if let Some(end) = self.taken_at(start) {
+                from = end;
+                continue;
+            }
+            if let Some(end) = self.xml_tag(start, body_start) {
+                from = end;
+                continue;
+            }
             if close.is_none_or(|c| c.is_some_and(|c| c < body_start)) {
                 close = Some(find_at(text, body_start, CLOSE_TAG));
             }
@@ -52,6 +61,44 @@ impl Scan<'_> {
             self.tag_body(body_start, body_end, &site);
             from = end.max(body_end);
         }
+    }
+
+    /// A `<tool_call>` tag whose body is Qwen3-Coder XML: its values are literal text, so the
+    /// blocks' own structure, not the next tag-like text, says where the call ends. Returns
+    /// where scanning goes on, or `None` when the body is something else.
+    fn xml_tag(&mut self, start: usize, body_start: usize) -> Option<usize> {
+        let text = self.reply;
+        let b = text.as_bytes();
+        let mut at = skip_ws(b, body_start);
+        if !sub(text, at, text.len()).starts_with(FUNCTION_TAG) || after_backtick(text, start) {
+            return None;
+        }
+        let mut blocks = Vec::new();
+        let mut end;
+        loop {
+            let (block_end, block) = read_function(text, at, text.len());
+            blocks.push(block);
+            end = block_end.max(at + FUNCTION_TAG.len());
+            let next = skip_ws(b, end);
+            if !sub(text, next, text.len()).starts_with(FUNCTION_TAG) {
+                break;
+            }
+            at = next;
+        }
+        let after = skip_ws(b, end);
+        if sub(text, after, text.len()).starts_with(CLOSE_TAG) {
+            end = after + CLOSE_TAG.len();
+        }
+        let site = Site {
+            key: start,
+            span: start..end,
+            format: CallFormat::QwenXml,
+        };
+        self.take(site.span.clone());
+        for (k, block) in blocks.into_iter().enumerate() {
+            self.function(&site.nth(k), block);
+        }
+        Some(end)
     }
 
     fn tag_body(&mut self, body_start: usize, body_end: usize, site: &Site) {

@@ -9,7 +9,8 @@
 //! fixes only the JSON mistakes whose fix is unambiguous.
 //!
 //! The work is split by concept. `scan` runs the passes over a reply and keeps what they
-//! find in text order; one pass a format: `<tool_call>` tags (`hermes`), Qwen3-Coder
+//! find in text order. The first pass, `reasoning`, takes the model's thinking (`<think>…`),
+//! where a call is only considered, never meant; then one pass a format: `<tool_call>` tags (`hermes`), Qwen3-Coder
 //! `<function=…>` blocks (`qwen_xml`), Markdown fences (`fence`) and calls in the prose
 //! (`inline`). `classify` decides whether a JSON value is a call and to which tool,
 //! `json_repair` mends the JSON, `pythonic` reads `[name(key=value)]` lists, and `lex`
@@ -23,6 +24,7 @@ mod json_repair;
 mod lex;
 mod pythonic;
 mod qwen_xml;
+mod reasoning;
 mod scan;
 
 use std::ops::Range;
@@ -92,6 +94,7 @@ pub struct TextCalls {
 /// Finds the tool calls written as text in `reply`.
 pub fn parse_text_calls(reply: &str, offered: &[OfferedTool]) -> TextCalls {
     let mut scan = Scan::new(reply, offered);
+    scan.reasoning();
     scan.tags();
     scan.functions();
     scan.fences();

@@ -152,11 +152,7 @@ pub(super) fn read_function(
                     let why = format!("for {name} whose <parameter=…> tag is not closed with `>`");
                     return (line_end(text, p, limit), Err(why));
                 };
-                let (raw_end, next) = match next_tag(text, from, limit, VALUE_STOPS) {
-                    Some((e, 0)) => (e, e + PARAMETER_END.len()),
-                    Some((e, _)) => (e, e),
-                    None => (limit, limit),
-                };
+                let (raw_end, next) = value_end(text, from, limit);
                 let raw = strip_one_newline(sub(text, from, raw_end));
                 params.push((param, raw.to_string()));
                 at = next;
@@ -178,6 +174,32 @@ pub(super) fn read_function(
             closed,
         };
         return (end, Ok(block));
+    }
+}
+
+/// Where the value starting at `from` ends, and where reading goes on. A value is literal
+/// text: only the `</parameter>` the structure expects ends it — one followed by the next
+/// `<parameter=`, by `</function>` or `</tool_call>`, or by nothing — so a value holding
+/// `<parameter=…>`, `<function=…>`, `<tool_call>` or `</parameter` text is kept whole. A
+/// model that dropped its closers gets the first tag that can follow a value instead.
+fn value_end(text: &str, from: usize, limit: usize) -> (usize, usize) {
+    let mut search = from;
+    while let Some(e) = find_at(text, search, PARAMETER_END).filter(|&e| e < limit) {
+        let next = e + PARAMETER_END.len();
+        let after = skip_ws(text.as_bytes(), next).min(limit);
+        let rest = sub(text, after, limit);
+        let structural = [PARAMETER_TAG, FUNCTION_END, CLOSE_TAG]
+            .iter()
+            .any(|t| rest.starts_with(t));
+        if rest.is_empty() || structural {
+            return (e, next);
+        }
+        search = next;
+    }
+    match next_tag(text, from, limit, VALUE_STOPS) {
+        Some((e, 0)) => (e, e + PARAMETER_END.len()),
+        Some((e, _)) => (e, e),
+        None => (limit, limit),
     }
 }
 

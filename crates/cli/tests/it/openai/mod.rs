@@ -29,6 +29,9 @@ pub enum Scripted {
     TextWithPromptTokens(String, u64),
     /// The same reply, sent after a delay (milliseconds).
     Slow(u64, Box<Scripted>),
+    /// Text with the server's separate reasoning field (`reasoning_content`, as vLLM and
+    /// llama.cpp send a thinking model's reasoning): (reasoning, content).
+    Reasoned(String, String),
 }
 
 impl Scripted {
@@ -195,9 +198,14 @@ async fn chat(
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
         next = *inner;
     }
+    let mut reasoning = String::new();
     let (content, calls, finish, prompt_tokens) = match next {
         Scripted::Status(code, text) => {
             return (StatusCode::from_u16(code).unwrap(), text).into_response();
+        }
+        Scripted::Reasoned(r, t) => {
+            reasoning = r;
+            (t, vec![], "stop", 50)
         }
         Scripted::Text(t) => (t, vec![], "stop", 50),
         Scripted::TextWithPromptTokens(t, n) => (t, vec![], "stop", n),
@@ -213,6 +221,13 @@ async fn chat(
                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
         };
         events.push(chunk(json!({"role": "assistant", "content": ""}), None));
+        let thought: Vec<char> = reasoning.chars().collect();
+        for piece in thought.chunks(7) {
+            events.push(chunk(
+                json!({"reasoning_content": piece.iter().collect::<String>()}),
+                None,
+            ));
+        }
         // Content in several pieces, split on char boundaries.
         let chars: Vec<char> = content.chars().collect();
         for piece in chars.chunks(7) {
@@ -255,6 +270,9 @@ async fn chat(
         .map(|(i, (n, a))| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": n, "arguments": a}}))
         .collect();
     let mut message = json!({"role": "assistant", "content": content});
+    if !reasoning.is_empty() {
+        message["reasoning_content"] = Value::String(reasoning);
+    }
     if !tool_calls.is_empty() {
         message["tool_calls"] = Value::Array(tool_calls);
     }

@@ -98,4 +98,5 @@ fn assert_done(r: &Ran, files: &[&str]) {
 
 mod lifecycle;
 mod server;
+mod text_calls;
 mod turns;
