@@ -2,7 +2,8 @@
 //! to the network; everything here drives the one registry of `slmcode-aci`.
 //!
 //! - The run: [`run`] (the agent loop), [`prompt`] (what the model is told), [`toolcall`]
-//!   (calls written as text, and argument repair), [`trajectory`] (the log of a run).
+//!   (calls written as text, and argument repair), [`foreign`] (other harnesses' tool names),
+//!   [`trajectory`] (the log of a run).
 //! - Learning: [`evolve`], the bandit that picks the edit format per model family and language.
 //! - The model: [`backend`] (OpenAI-compatible chat, streaming, retries), [`find_models`].
 //! - Around the tools: [`hooks`] (the project's pre/post commands), [`approvals`] (which
@@ -16,6 +17,7 @@ pub mod backend;
 pub mod blocking;
 pub mod evolve;
 pub mod find_models;
+pub mod foreign;
 pub mod hooks;
 pub mod mcp;
 pub mod prompt;

@@ -10,6 +10,7 @@ use slmcode_aci::{Outcome as CallOutcome, RefusalClass, ToolResult};
 use super::history::{clip, EntryKind};
 use super::{Agent, Event};
 use crate::backend::{Message, Reply, WireFunction, WireToolCall};
+use crate::foreign::{self, Foreign};
 use crate::toolcall;
 
 /// One tool call to run, however the model wrote it.
@@ -26,6 +27,10 @@ pub(super) struct Call {
     /// Other call attempts in the same reply that could not be read, said with this call's
     /// result so the model knows which of its calls ran.
     pub(super) unread_others: Vec<String>,
+    /// Another harness's tool name this call was written with, when it ran as ours.
+    pub(super) ran_as: Option<String>,
+    /// Another harness's tool with no one counterpart here: what the model is told instead.
+    pub(super) not_ours: Option<String>,
 }
 
 impl Agent {
@@ -50,12 +55,15 @@ impl Agent {
                         text_end: None,
                         repairs,
                         unread_others: Vec::new(),
+                        ran_as: None,
+                        not_ours: None,
                     }
                 })
+                .map(|c| self.ours(c))
                 .collect();
             return (calls, None);
         }
-        let found = toolcall::parse_text_calls(&reply.content, &self.offered);
+        let found = toolcall::parse_text_calls(&reply.content, &self.readable);
         let calls: Vec<Call> = found
             .calls
             .into_iter()
@@ -67,7 +75,10 @@ impl Agent {
                 repairs: c.repairs,
                 unreadable: None,
                 unread_others: found.unreadable.clone(),
+                ran_as: None,
+                not_ours: None,
             })
+            .map(|c| self.ours(c))
             .collect();
         if !calls.is_empty() {
             return (calls, None);
@@ -86,13 +97,47 @@ impl Agent {
             ))
         } else if !found.unreadable.is_empty() {
             Some(format!(
-                "Your tool call could not be read: {}. Send it again as valid JSON arguments.",
+                "Your tool call was not understood: {}. Write it as <tool_call>{{\"name\": \"TOOL\", \"arguments\": {{...}}}}</tool_call> with the arguments as valid JSON.",
                 found.unreadable.join("; ")
             ))
         } else {
             None
         };
         (Vec::new(), problem)
+    }
+
+    /// `call` with another harness's tool name mapped onto ours ([`foreign`]), or marked with
+    /// the closest tool when no one call of ours means the same.
+    fn ours(&self, mut call: Call) -> Call {
+        if self.registry.names().contains(&call.name.as_str()) {
+            return call;
+        }
+        let offered = |tool: &str| self.registry.specs().find(|s| s.name == tool);
+        match foreign::translate(&call.name, &call.arguments) {
+            None => {}
+            Some(Foreign::Run { tool, args }) if offered(tool).is_some() => {
+                call.ran_as = Some(std::mem::replace(&mut call.name, tool.to_string()));
+                call.arguments = args;
+            }
+            Some(Foreign::Run { tool, .. }) | Some(Foreign::Closest { tool, .. }) => {
+                let why = match foreign::translate(&call.name, &call.arguments) {
+                    Some(Foreign::Closest { why, .. }) => format!(" ({why})"),
+                    _ => String::new(),
+                };
+                call.not_ours = Some(match offered(tool) {
+                    Some(spec) => format!(
+                        "{} is another tool set's name, not a tool here{why}; nothing ran. The closest tool here is {tool}: {} Example: {tool} {}",
+                        call.name, spec.description, spec.example
+                    ),
+                    None => format!(
+                        "{} is another tool set's name, not a tool here{why}; nothing ran. The tools here are: {}.",
+                        call.name,
+                        self.registry.names().join(", ")
+                    ),
+                });
+            }
+        }
+        call
     }
 
     /// Keeps only `call` in the assistant message of the history.
@@ -133,6 +178,13 @@ impl Agent {
 
     /// Runs one call on the workspace, off the async threads (tools block).
     pub(super) async fn execute(&mut self, call: &Call) -> ToolResult {
+        if let Some(text) = &call.not_ours {
+            return ToolResult {
+                text: text.clone(),
+                is_error: true,
+                outcome: CallOutcome::Refused(RefusalClass::Args),
+            };
+        }
         if let Some(e) = &call.unreadable {
             return ToolResult {
                 text: format!(
@@ -167,6 +219,12 @@ pub(super) fn result_text(call: &Call, result: &ToolResult, dropped: usize) -> S
         text.push_str(&format!(
             "\n[your arguments needed repair ({}); send plain JSON]",
             call.repairs.join(", ")
+        ));
+    }
+    if let Some(theirs) = &call.ran_as {
+        text.push_str(&format!(
+            "\n[{theirs} is not a tool here: this ran as {name}; call it {name} next time]",
+            name = call.name
         ));
     }
     if !call.unread_others.is_empty() {

@@ -111,6 +111,9 @@ pub struct Agent {
     settings: RunSettings,
     tools_json: Vec<Value>,
     offered: Vec<OfferedTool>,
+    /// The offered tools and other harnesses' tool names ([`crate::foreign`]): what the text
+    /// parser reads as calls.
+    readable: Vec<OfferedTool>,
     trajectory: Trajectory,
     on_event: Box<dyn FnMut(&Event) + Send>,
     history: Vec<Entry>,
@@ -162,7 +165,16 @@ impl Agent {
                     .map(|p| (p.name.to_string(), p.kind))
                     .collect(),
             })
-            .collect();
+            .collect::<Vec<OfferedTool>>();
+        let mut readable = offered.clone();
+        for name in crate::foreign::NAMES {
+            if !readable.iter().any(|t| t.name == *name) {
+                readable.push(OfferedTool {
+                    name: (*name).to_string(),
+                    params: Vec::new(),
+                });
+            }
+        }
         Agent {
             backend,
             registry,
@@ -170,6 +182,7 @@ impl Agent {
             settings,
             tools_json,
             offered,
+            readable,
             trajectory: Trajectory::create(),
             on_event,
             history,

@@ -78,9 +78,19 @@ impl Scan<'_> {
             .unwrap_or("")
             .to_ascii_lowercase();
         let toolish = TOOL_FENCES.contains(&kind.as_str());
-        let jsonish = toolish || JSON_FENCES.contains(&kind.as_str());
+        // Hermes 2 Pro also fences a JSON call as ```xml, bare or in <response> tags.
+        let xml = kind == "xml";
+        let jsonish = toolish || xml || JSON_FENCES.contains(&kind.as_str());
         let what = format!("a ```{kind} block");
         let t = content.trim();
+        let t = match t.strip_prefix("<response>").filter(|_| xml) {
+            Some(inner) => inner
+                .trim_end()
+                .strip_suffix("</response>")
+                .unwrap_or(inner)
+                .trim(),
+            None => t,
+        };
         let b = t.as_bytes();
         if py_list_start(b, 0) || (toolish && py_call_start(b, 0)) {
             let site = Site {

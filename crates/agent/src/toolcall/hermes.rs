@@ -2,7 +2,7 @@
 //! JSON (one object, several, or an array), Qwen3-Coder XML, or a Python-style call, and
 //! may be left unclosed when the model stops early.
 
-use super::classify::classify_all;
+use super::classify::{classify_all, is_tool_name};
 use super::json_repair::repair_value;
 use super::lex::{after_backtick, balanced_end, find_at, next_tag, skip_ws, sub, trim_end_at};
 use super::pythonic::{py_call_start, py_list_start, read_py_all};
@@ -118,6 +118,11 @@ impl Scan<'_> {
                 k += 1;
                 from = end.max(at + FUNCTION_TAG.len());
             }
+            return;
+        }
+        // GLM: the name, then `<arg_key>`/`<arg_value>` pairs (or the name alone).
+        if t.contains("<arg_key>") || (!t.is_empty() && is_tool_name(t)) {
+            self.glm(site, t);
             return;
         }
         let t = strip_fence(t);

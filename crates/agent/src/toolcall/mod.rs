@@ -26,6 +26,7 @@ mod pythonic;
 mod qwen_xml;
 mod reasoning;
 mod scan;
+mod tokens;
 
 use std::ops::Range;
 
@@ -59,6 +60,28 @@ pub enum CallFormat {
     BareJson,
     /// A Python-style call list, `[name(key=value)]`.
     Pythonic,
+    /// Mistral `[TOOL_CALLS]name[ARGS]{…}`, `[TOOL_CALLS]name{…}` or `[TOOL_CALLS][…]`.
+    Mistral,
+    /// gpt-oss Harmony, `to=functions.NAME … <|message|>{…}<|call|>`.
+    Harmony,
+    /// Kimi K2, `<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{…}`.
+    Kimi,
+    /// DeepSeek R1/V3/V3.1, `<｜tool▁call▁begin｜>…<｜tool▁sep｜>…`.
+    DeepSeek,
+    /// DeepSeek V3.2's DSML `<｜DSML｜invoke name=…>`.
+    Dsml,
+    /// MiniMax M2, `<minimax:tool_call><invoke name=…>`.
+    MiniMax,
+    /// Gemma and FunctionGemma, `call:NAME{key:value}`.
+    Gemma,
+    /// OLMo 3, Python-style calls in `<function_calls>`.
+    Olmo,
+    /// Apertus, `<|tools_prefix|>[{"NAME": {…}}]`.
+    Apertus,
+    /// GLM 4.5–4.7, `<tool_call>NAME<arg_key>…</arg_key><arg_value>…</arg_value>`.
+    Glm,
+    /// Functionary v3.2, `>>>NAME` and the arguments on the next line.
+    Functionary,
 }
 
 /// One tool call recovered from text.
@@ -95,6 +118,7 @@ pub struct TextCalls {
 pub fn parse_text_calls(reply: &str, offered: &[OfferedTool]) -> TextCalls {
     let mut scan = Scan::new(reply, offered);
     scan.reasoning();
+    scan.tokens();
     scan.tags();
     scan.functions();
     scan.fences();

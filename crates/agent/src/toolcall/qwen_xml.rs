@@ -267,14 +267,18 @@ fn qwen_value(kind: Option<Kind>, raw: &str, repairs: &mut Vec<&'static str>) ->
     }
 }
 
-/// One newline stripped from each end of a Qwen value, which puts its text on lines of its
-/// own.
+/// A Qwen value without the line breaks its layout put around it.
 fn strip_one_newline(s: &str) -> &str {
-    let s = s
-        .strip_prefix("\r\n")
-        .or_else(|| s.strip_prefix('\n'))
-        .unwrap_or(s);
-    s.strip_suffix("\r\n")
-        .or_else(|| s.strip_suffix('\n'))
-        .unwrap_or(s)
+    let lead = s.strip_prefix("\r\n").or_else(|| s.strip_prefix('\n'));
+    let body = lead.unwrap_or(s);
+    let trail = body
+        .strip_suffix("\r\n")
+        .or_else(|| body.strip_suffix('\n'));
+    match trail {
+        // A value written on lines of its own, or a one-line value: the line breaks around
+        // it are layout. A multi-line value that starts right after the tag keeps its last
+        // line break (Seed-OSS writes values so).
+        Some(t) if lead.is_some() || !t.contains('\n') => t,
+        _ => body,
+    }
 }

@@ -5,7 +5,8 @@
 //!
 //! Blocks: `<think>…</think>` (and `<thinking>`, `<reasoning>`, Magistral's `[THINK]…[/THINK]`),
 //! a closing tag with no opening one (a template that opened the block in the prompt), an
-//! opening one never closed (the model is still thinking), and gpt-oss Harmony's
+//! opening one never closed (the model is still thinking — up to a call token only a call is
+//! written with, such as Kimi's tool section), and gpt-oss Harmony's
 //! `<|channel|>analysis<|message|>…` up to the next `<|end|>`, `<|start|>` or `<|channel|>`.
 
 use super::lex::{after_backtick, find_at};
@@ -17,6 +18,17 @@ const BLOCKS: [(&str, &str); 4] = [
     ("<thinking>", "</thinking>"),
     ("<reasoning>", "</reasoning>"),
     ("[THINK]", "[/THINK]"),
+];
+
+/// Special tokens a model emits only to call (never text it muses about): an unclosed
+/// reasoning block ends at the first of them.
+const CALL_TOKENS: [&str; 6] = [
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_begin|>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜DSML｜function_calls>",
+    "<minimax:tool_call>",
+    "[TOOL_CALLS]",
 ];
 
 /// gpt-oss Harmony: the analysis channel is reasoning; its message runs to the first of these.
@@ -42,8 +54,18 @@ impl Scan<'_> {
                     from = o + open.len();
                     continue;
                 }
-                let end =
-                    find_at(text, o + open.len(), close).map_or(text.len(), |c| c + close.len());
+                // Never closed: it runs to the end, unless a call token a model writes only to
+                // call (Kimi's tool section, say) ends the thinking first.
+                let end = find_at(text, o + open.len(), close).map_or_else(
+                    || {
+                        CALL_TOKENS
+                            .iter()
+                            .filter_map(|t| find_at(text, o + open.len(), t))
+                            .min()
+                            .unwrap_or(text.len())
+                    },
+                    |c| c + close.len(),
+                );
                 self.take(o..end);
                 from = end;
             }

@@ -11,7 +11,9 @@
 //! - `<group>/<case>.expect.json`: what must come of it, compared exactly. Either a parse,
 //!   `{"calls": [...], "unknown": [...], "unreadable": [...]}` (all three required), each call
 //!   `{"name", "arguments", "format", "span": {"start", "text"}, "repairs"}`, where `format` is
-//!   `hermes`, `qwen_xml`, `fenced`, `bare_json` or `pythonic`, `span.start` is the call's
+//!   `hermes`, `qwen_xml`, `fenced`, `bare_json`, `pythonic`, `mistral`, `harmony`, `kimi`,
+//!   `deepseek`, `dsml`, `minimax`, `gemma`, `olmo`, `apertus`, `glm` or `functionary`,
+//!   `span.start` is the call's
 //!   byte offset in the reply and `span.text` the reply's text it covers; or a repair of the
 //!   reply as an arguments string, `{"repair": {"value": {...}, "repairs": [...]}}` or
 //!   `{"repair": {"error": "..."}}`. Either may carry a `"note"` saying why the case exists.
@@ -19,6 +21,13 @@
 //!   ...]}]`, kinds being `string`, `integer`, `boolean`, `string_list` and `object`. The one
 //!   at the top is the default; a `tools.json` in a group directory is that group's, and a
 //!   `<group>/<case>.tools.json` is one case's.
+//!
+//! `peers/<family>/` holds replies taken from other projects' tool-parser tests (vLLM, SGLang,
+//! llama.cpp, Ollama), up to 20 a family, each expectation's `note` naming its source test;
+//! their tools are that test's own. Three cases the peers expect otherwise are left out: a
+//! FunctionGemma value quoted as a string that vLLM turns into a number with no schema saying
+//! so, a Kimi call named only by its index (`0`), and a Functionary v3.2 reply whose first
+//! recipient the prompt wrote.
 //!
 //! A reply with no expectation, an expectation or tools file with no reply, and any other
 //! file all fail the run: no data is skipped in silence. Every case runs and every failure is
@@ -217,6 +226,17 @@ fn format_name(format: CallFormat) -> &'static str {
         CallFormat::Fenced => "fenced",
         CallFormat::BareJson => "bare_json",
         CallFormat::Pythonic => "pythonic",
+        CallFormat::Mistral => "mistral",
+        CallFormat::Harmony => "harmony",
+        CallFormat::Kimi => "kimi",
+        CallFormat::DeepSeek => "deepseek",
+        CallFormat::Dsml => "dsml",
+        CallFormat::MiniMax => "minimax",
+        CallFormat::Gemma => "gemma",
+        CallFormat::Olmo => "olmo",
+        CallFormat::Apertus => "apertus",
+        CallFormat::Glm => "glm",
+        CallFormat::Functionary => "functionary",
     }
 }
 

@@ -108,3 +108,172 @@ fn of_a_broken_call_and_a_good_one_the_good_one_runs_and_the_model_is_told() {
         );
     }
 }
+
+/// Models trained on other agents call those agents' tools: where the meaning is plain the
+/// call runs as ours and the result names our tool; where it is not, nothing runs and the
+/// model gets the closest tool with an example.
+#[test]
+fn other_harnesses_tool_names_run_as_ours() {
+    let codex = "*** Begin Patch\n*** Add File: NOTES.md\n+total skips None\n*** End Patch";
+    for args in MODES {
+        let p = Project::new();
+        p.write("app.py", APP);
+        let model = FakeModel::start(vec![
+            // Cursor's read_file, written as text.
+            Scripted::Text(
+                "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"target_file\": \"app.py\"}}</tool_call>".into(),
+            ),
+            // Cursor's edit_file with a sketch: no exact text to replace.
+            Scripted::call(
+                "edit_file",
+                json!({"target_file": "app.py", "code_edit": "// ... existing code ...\n    return 0"}),
+            ),
+            // Claude Code's Edit, native.
+            Scripted::call(
+                "Edit",
+                json!({"file_path": "app.py", "old_string": "    return sum(xs)", "new_string": "    return sum(x for x in xs if x is not None)"}),
+            ),
+            // Codex's apply_patch adding a file, native.
+            Scripted::call("apply_patch", json!({"input": codex})),
+            // Claude Code's Bash, timeout in milliseconds.
+            Scripted::call("Bash", json!({"command": "cat app.py", "timeout": 30000})),
+            Scripted::final_done("fixed"),
+        ]);
+        let r = run_with(&p, &model, "make total skip None", args, &[]);
+        assert_done(&r, &["NOTES.md", "app.py"]);
+        assert_fixed(&p);
+        assert_eq!(
+            std::fs::read_to_string(p.path("NOTES.md")).unwrap(),
+            "total skips None\n"
+        );
+        let read = result_sent(&model, 1);
+        assert!(
+            read.starts_with("[ws_read result]\n     1|def total"),
+            "{read}"
+        );
+        assert!(
+            read.contains(
+                "[read_file is not a tool here: this ran as ws_read; call it ws_read next time]"
+            ),
+            "{read}"
+        );
+        let sketch = result_sent(&model, 2);
+        assert!(
+            sketch.contains("edit_file is another tool set's name, not a tool here")
+                && sketch.contains("The closest tool here is ws_edit")
+                && sketch.contains("Example: ws_edit {"),
+            "{sketch}"
+        );
+        assert!(
+            result_sent(&model, 3).contains("[Edit is not a tool here: this ran as ws_edit"),
+            "{}",
+            result_sent(&model, 3)
+        );
+        assert!(
+            result_sent(&model, 4).contains("this ran as ws_write"),
+            "{}",
+            result_sent(&model, 4)
+        );
+        let shell = result_sent(&model, 5);
+        assert!(
+            shell.contains("return sum(x for x in xs if x is not None)")
+                && shell.contains("this ran as ws_shell"),
+            "{shell}"
+        );
+    }
+}
+
+/// A call in a format we read but written wrong is answered as a call that was not
+/// understood, with how to write it — never as an invalid final answer.
+#[test]
+fn an_unreadable_call_is_answered_as_a_call() {
+    for args in MODES {
+        let p = Project::new();
+        p.write("a.txt", "one\n");
+        let model = FakeModel::start(vec![
+            Scripted::Text("[TOOL_CALLS]ws_read{\"path\": }".into()),
+            Scripted::Text(
+                "<tool_call>{\"name\": \"ws_read\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>".into(),
+            ),
+            Scripted::final_done("read it"),
+        ]);
+        let r = run_with(&p, &model, "read a.txt", args, &[]);
+        assert_eq!(r.code, Some(0), "{args:?}: {}", r.stderr);
+        let told = result_sent(&model, 1);
+        assert!(
+            told.starts_with("Your tool call was not understood: a [TOOL_CALLS] call for ws_read whose JSON could not be read: ")
+                && told.contains("Write it as <tool_call>{\"name\": \"TOOL\", \"arguments\": {...}}</tool_call>"),
+            "{told}"
+        );
+        assert!(!told.contains("final answer"), "{told}");
+    }
+}
+
+/// The formats models write with their own special tokens, when the server passes them
+/// through as text: the same task solved with each, streamed and whole.
+#[test]
+fn a_task_solved_with_each_special_token_format() {
+    let old = "    return sum(xs)";
+    let new = "    return sum(x for x in xs if x is not None)";
+    let json_edit = json!({"path": "app.py", "old_str": old, "new_str": new}).to_string();
+    let formats: Vec<(&str, String, String)> = vec![
+        (
+            "mistral",
+            "[TOOL_CALLS]ws_read[ARGS]{\"path\": \"app.py\"}".into(),
+            format!("[TOOL_CALLS]ws_edit{json_edit}"),
+        ),
+        (
+            "harmony",
+            "<|channel|>commentary to=functions.ws_read <|constrain|>json<|message|>{\"path\":\"app.py\"}<|call|>".into(),
+            format!("<|start|>assistant to=functions.ws_edit<|channel|>commentary json<|message|>{json_edit}<|call|>"),
+        ),
+        (
+            "kimi",
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.ws_read:0<|tool_call_argument_begin|>{\"path\": \"app.py\"}<|tool_call_end|><|tool_calls_section_end|>".into(),
+            format!("<|tool_calls_section_begin|><|tool_call_begin|>functions.ws_edit:1<|tool_call_argument_begin|>{json_edit}<|tool_call_end|><|tool_calls_section_end|>"),
+        ),
+        (
+            "deepseek v3.1",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>ws_read<｜tool▁sep｜>{\"path\": \"app.py\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>".into(),
+            format!("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>ws_edit<｜tool▁sep｜>{json_edit}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+        ),
+        (
+            "glm",
+            "<tool_call>ws_read\n<arg_key>path</arg_key>\n<arg_value>app.py</arg_value>\n</tool_call>".into(),
+            format!("<tool_call>ws_edit\n<arg_key>path</arg_key>\n<arg_value>app.py</arg_value>\n<arg_key>old_str</arg_key>\n<arg_value>{old}</arg_value>\n<arg_key>new_str</arg_key>\n<arg_value>{new}</arg_value>\n</tool_call>"),
+        ),
+        (
+            "minimax",
+            "<minimax:tool_call>\n<invoke name=\"ws_read\">\n<parameter name=\"path\">app.py</parameter>\n</invoke>\n</minimax:tool_call>".into(),
+            format!("<minimax:tool_call>\n<invoke name=\"ws_edit\">\n<parameter name=\"path\">app.py</parameter>\n<parameter name=\"old_str\">{old}</parameter>\n<parameter name=\"new_str\">{new}</parameter>\n</invoke>\n</minimax:tool_call>"),
+        ),
+        (
+            "gemma 4",
+            "<|tool_call>call:ws_read{path:<|\"|>app.py<|\"|>}<tool_call|>".into(),
+            format!("<|tool_call>call:ws_edit{{path:<|\"|>app.py<|\"|>,old_str:<|\"|>{old}<|\"|>,new_str:<|\"|>{new}<|\"|>}}<tool_call|>"),
+        ),
+    ];
+    for (label, read, edit) in formats {
+        for args in MODES {
+            let p = Project::new();
+            p.write("app.py", APP);
+            let model = FakeModel::start(vec![
+                Scripted::Text(read.clone()),
+                Scripted::Text(edit.clone()),
+                Scripted::final_done("fixed"),
+            ]);
+            let r = run_with(&p, &model, "make total skip None", args, &[]);
+            assert_done(&r, &["app.py"]);
+            assert_eq!(
+                std::fs::read_to_string(p.path("app.py")).unwrap(),
+                APP_FIXED,
+                "{label} {args:?}: {}",
+                r.stderr
+            );
+            assert!(
+                result_sent(&model, 1).starts_with("[ws_read result]\n     1|def total"),
+                "{label} {args:?}"
+            );
+        }
+    }
+}
