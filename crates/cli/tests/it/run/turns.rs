@@ -297,14 +297,14 @@ fn an_invalid_final_answer_gets_one_repair_turn() {
 fn an_unknown_tool_name_gets_the_list() {
     let p = Project::new();
     let model = FakeModel::start(vec![
-        Scripted::text("<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>"),
-        Scripted::final_done("gave up on read_file"),
+        Scripted::text("<tool_call>{\"name\": \"fetch_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>"),
+        Scripted::final_done("gave up on fetch_weather"),
     ]);
     let r = run(&p, &model, "read a.txt");
     assert_done(&r, &[]);
     let sent = result_sent(&model, 1);
     assert!(
-        sent.contains("There is no tool named \"read_file\". The tools are: ws_read, ws_write"),
+        sent.contains("There is no tool named \"fetch_weather\". The tools are: ws_read, ws_write"),
         "{sent}"
     );
 }
