@@ -124,6 +124,16 @@ impl Agent {
                     Some(Foreign::Closest { why, .. }) => format!(" ({why})"),
                     _ => String::new(),
                 };
+                // An edit tool this run does not offer: the edit tool it does is the closest.
+                const EDIT_TOOLS: [&str; 3] = ["ws_edit", "ws_patch", "ws_write"];
+                let tool = if offered(tool).is_none() && EDIT_TOOLS.contains(&tool) {
+                    EDIT_TOOLS
+                        .into_iter()
+                        .find(|t| offered(t).is_some())
+                        .unwrap_or(tool)
+                } else {
+                    tool
+                };
                 call.not_ours = Some(match offered(tool) {
                     Some(spec) => format!(
                         "{} is another tool set's name, not a tool here{why}; nothing ran. The closest tool here is {tool}: {} Example: {tool} {}",
