@@ -40,9 +40,10 @@ use store::KeyState;
 /// Evidence is multiplied by this on every record of a key. Half-life: ln 0.5 / ln 0.98 ≈ 34
 /// runs of that key; in steady state an arm holds at most 1 / (1 − 0.98) = 50 runs' worth.
 const DECAY: f64 = 0.98;
-/// Exploration rate floor and scale: ε(n) = max(FLOOR, SCALE / √(1 + n/3)).
+/// Uniform exploration on top of Thompson sampling: none while evidence is thin, growing with
+/// the runs of a key to a bounded few percent, ε(n) = FLOOR · min(1, n / RAMP).
 const EXPLORE_FLOOR: f64 = 0.05;
-const EXPLORE_SCALE: f64 = 0.5;
+const EXPLORE_RAMP: f64 = 30.0;
 
 /// The arm chosen for a run, and why, so the harness can log and show it.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,11 +63,12 @@ pub struct Evolve {
     keys: BTreeMap<(String, String), KeyState>,
 }
 
-/// The exploration rate after `n` runs of a key: ε(n) = max(0.05, 0.5 / √(1 + n/3)). It is
-/// 0.5 for a new key, 0.25 after 9 runs, and reaches the 0.05 floor at 297 runs.
+/// The rate of uniformly random picks after `n` runs of a key: ε(n) = 0.05 · min(1, n/30).
+/// None for a new key — Thompson sampling over the priors already explores, and a first run
+/// should get the format most likely to work — 2.5% after 15 runs, and 5% from 30 runs on, so
+/// an arm that has become better is still re-tested.
 fn explore_rate(n: u64) -> f64 {
-    let scaled = EXPLORE_SCALE / (1.0 + n as f64 / 3.0).sqrt();
-    scaled.max(EXPLORE_FLOOR)
+    EXPLORE_FLOOR * (n as f64 / EXPLORE_RAMP).min(1.0)
 }
 
 /// Trimmed, lowercased key parts; never empty.
@@ -90,10 +92,11 @@ fn key_of(family: &str, language: &str) -> (String, String) {
 impl Evolve {
     /// Picks the arm for the next run of this key.
     ///
-    /// With `explore`, a run explores with probability ε(n) = max(0.05, 0.5 / √(1 + n/3))
-    /// (n = runs recorded for the key) by taking a uniformly random arm; otherwise it samples
-    /// each arm's Beta posterior and takes the highest draw (Thompson sampling). The floor
-    /// keeps re-testing arms that may have become better. Without `explore` (the CLI's
+    /// A key with no evidence yet takes its priors' best arm: a first run gets the format
+    /// most likely to work. With evidence and `explore`, a run explores with probability
+    /// ε(n) = 0.05 · min(1, n/30) (n = runs recorded for the key) by taking a uniformly random
+    /// arm; otherwise it samples each arm's Beta posterior and takes the highest draw (Thompson
+    /// sampling). Without `explore` (the CLI's
     /// `--no-explore`) it takes the highest posterior mean, ties by [`Arm::ALL`] order, and
     /// draws nothing from `rng`.
     pub fn choose(
@@ -118,6 +121,17 @@ impl Evolve {
             };
         }
         let n = state.total_pulls();
+        if n == 0 {
+            let arm = state.best_mean();
+            return Choice {
+                arm,
+                explored: false,
+                reason: format!(
+                    "no evidence yet: the priors' best arm, {arm} {:.2}",
+                    state.mean(arm)
+                ),
+            };
+        }
         let eps = explore_rate(n);
         if rng.random::<f64>() < eps {
             let arm = match rng.random_range(0..3u8) {
@@ -286,13 +300,50 @@ mod tests {
     }
 
     #[test]
-    fn exploration_rate_decays_to_the_floor() {
-        assert!((explore_rate(0) - 0.5).abs() < 1e-12);
-        assert!((explore_rate(9) - 0.25).abs() < 1e-12);
-        assert!(explore_rate(30) > explore_rate(60));
-        assert!((explore_rate(297) - 0.05).abs() < 1e-12);
+    fn exploration_grows_with_evidence_to_a_bounded_floor() {
+        assert_eq!(explore_rate(0), 0.0);
+        assert!((explore_rate(15) - 0.025).abs() < 1e-12);
+        assert!(explore_rate(10) < explore_rate(20));
+        assert!((explore_rate(30) - 0.05).abs() < 1e-12);
         assert_eq!(explore_rate(100_000), 0.05);
         assert_eq!(explore_rate(u64::MAX), 0.05);
+    }
+
+    /// A fresh install: every first run of a small model gets search_replace; a family whose
+    /// evidence favours another arm gets that arm.
+    #[test]
+    fn first_runs_follow_the_priors_and_evidence_wins() {
+        let fresh = Evolve::default();
+        let mut rng = StdRng::seed_from_u64(42);
+        let picks = (0..200)
+            .filter(|_| {
+                fresh.choose("qwen2.5-coder", "python", true, &mut rng).arm == Arm::SearchReplace
+            })
+            .count();
+        assert!(picks >= 180, "{picks}/200");
+        let mut learned = Evolve::default();
+        for round in 0..40 {
+            learned.record(
+                "deepseek-coder",
+                "go",
+                Arm::UnifiedDiff,
+                &[EditOutcome::Exact; 3],
+                T0 + round,
+            );
+            learned.record(
+                "deepseek-coder",
+                "go",
+                Arm::SearchReplace,
+                &[EditOutcome::Refused; 3],
+                T0 + round,
+            );
+        }
+        let picks = (0..200)
+            .filter(|_| {
+                learned.choose("deepseek-coder", "go", true, &mut rng).arm == Arm::UnifiedDiff
+            })
+            .count();
+        assert!(picks >= 180, "{picks}/200");
     }
 
     #[test]
@@ -376,11 +427,22 @@ mod tests {
 
     #[test]
     fn choice_reasons_explain_the_pick() {
-        let evolve = Evolve::default();
+        let fresh = Evolve::default().choose("m", "go", true, &mut StdRng::seed_from_u64(5));
+        assert!(
+            fresh
+                .reason
+                .starts_with("no evidence yet: the priors' best arm, search_replace"),
+            "{}",
+            fresh.reason
+        );
+        let mut evolve = Evolve::default();
+        for round in 0..40 {
+            evolve.record("m", "go", Arm::WholeFile, &[EditOutcome::Exact], T0 + round);
+        }
         let mut rng = StdRng::seed_from_u64(5);
         let mut saw_explore = false;
         let mut saw_thompson = false;
-        for _ in 0..100 {
+        for _ in 0..400 {
             let c = evolve.choose("m", "go", true, &mut rng);
             if c.explored {
                 saw_explore = true;

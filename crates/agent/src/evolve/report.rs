@@ -101,12 +101,17 @@ impl Evolve {
             ));
         }
         let eps = explore_rate(n);
-        out.push_str(&format!(
-            "exploration now: {:.0}% of runs take a uniformly random arm \
-             (ε = max(0.05, 0.5/√(1 + n/3)), n = {n}); the rest sample each arm's Beta and \
-             take the highest draw\n",
-            eps * 100.0
-        ));
+        out.push_str(&if n == 0 {
+            "exploration now: none — with no evidence yet, a run takes the priors' best arm\n"
+                .to_string()
+        } else {
+            format!(
+                "exploration now: {:.1}% of runs take a uniformly random arm \
+                 (ε = 0.05 · min(1, n/30), n = {n}: none while evidence is thin, 5% from 30 \
+                 runs on); the rest sample each arm's Beta and take the highest draw\n",
+                eps * 100.0
+            )
+        });
         let best = state.best_mean();
         out.push_str(&format!(
             "--no-explore would pick: {best} (highest posterior mean, {:.2})\n",
@@ -200,7 +205,7 @@ mod tests {
         }
         assert!(why.contains("2 runs recorded"), "{why}");
         assert!(why.contains(&mean), "{why}");
-        assert!(why.contains("exploration now: 39%"), "{why}");
+        assert!(why.contains("exploration now: 0.3%"), "{why}");
         let best = state.best_mean();
         assert!(
             why.contains(&format!("--no-explore would pick: {best}")),
@@ -210,7 +215,12 @@ mod tests {
 
         let fresh = Evolve::default().why("gemma3", "go");
         assert!(fresh.contains("priors only"), "{fresh}");
-        assert!(fresh.contains("exploration now: 50%"), "{fresh}");
+        assert!(
+            fresh.contains(
+                "exploration now: none — with no evidence yet, a run takes the priors' best arm"
+            ),
+            "{fresh}"
+        );
         assert!(
             fresh.contains("--no-explore would pick: search_replace"),
             "{fresh}"

@@ -169,3 +169,35 @@ fn the_learned_arm_decides_the_edit_tool_and_the_example() {
             .unwrap();
     assert_eq!(state["keys"][0]["arms"]["unified_diff"]["pulls"], 31);
 }
+
+/// A fresh install, exploring as a user's run does: every first run teaches search/replace,
+/// so a model that calls ws_edit lands its edit — streamed and whole. (With uniform
+/// exploration on a fresh state, about a third of these runs offered another edit tool.)
+#[test]
+fn first_runs_on_a_fresh_install_offer_the_edit_tool_small_models_handle() {
+    for k in 0..8 {
+        let p = Project::new();
+        p.write("app.py", APP);
+        let data = tempfile::tempdir().unwrap();
+        let model = FakeModel::start(vec![
+            Scripted::call("ws_read", json!({"path": "app.py"})),
+            Scripted::call(
+                "ws_edit",
+                json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None)"}),
+            ),
+            Scripted::final_done("fixed"),
+        ]);
+        let args: &[&str] = if k % 2 == 0 { &[] } else { &["--no-stream"] };
+        let (answer, stderr) = run(&p, &model, data.path(), args);
+        assert_eq!(answer["status"], "done", "run {k}: {stderr}");
+        assert!(
+            stderr.contains("edit format: search_replace") && stderr.contains("no evidence yet"),
+            "run {k}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(p.path("app.py")).unwrap(),
+            "def total(xs):\n    return sum(x for x in xs if x is not None)\n",
+            "run {k}: {stderr}"
+        );
+    }
+}
