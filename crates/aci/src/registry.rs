@@ -544,6 +544,17 @@ impl Registry {
         self
     }
 
+    /// This set with the named tools offered after all the others, in their order: an edit
+    /// format offers its own edit tool first and keeps the others callable.
+    pub fn with_last(mut self, names: &[&str]) -> Registry {
+        let (last, first): (Vec<_>, Vec<_>) = self
+            .tools
+            .into_iter()
+            .partition(|t| names.contains(&t.spec().name));
+        self.tools = first.into_iter().chain(last).collect();
+        self
+    }
+
     /// This set with `hooks` run around every call.
     pub fn with_hooks(mut self, hooks: Arc<dyn CallHooks>) -> Registry {
         self.hooks = Some(hooks);
@@ -678,15 +689,38 @@ impl Registry {
         result
     }
 
+    /// An unknown name answered with the tools closest in *purpose* — an edit-like name gets
+    /// the edit tools, never a spelling neighbour such as ws_list — and by spelling only when
+    /// the name says nothing of its purpose.
     fn unknown_tool(&self, name: &str) -> String {
         let names: Vec<&str> = self.tools.iter().map(|t| t.spec().name).collect();
-        let close = names
+        let by_purpose: Vec<&str> = purpose_of(name)
             .iter()
-            .map(|n| (strsim::jaro_winkler(n, name), *n))
-            .filter(|(s, _)| *s > 0.85)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, n)| format!(" Did you mean {n}?"))
-            .unwrap_or_default();
+            .copied()
+            .filter(|t| names.contains(t))
+            .collect();
+        let close = if !by_purpose.is_empty() {
+            let list: Vec<String> = by_purpose
+                .iter()
+                .map(|t| {
+                    let example = self
+                        .tools
+                        .iter()
+                        .find(|x| x.spec().name == *t)
+                        .map_or("", |x| x.spec().example);
+                    format!("{t} {example}")
+                })
+                .collect();
+            format!(" For that, use {}.", list.join(" or "))
+        } else {
+            names
+                .iter()
+                .map(|n| (strsim::jaro_winkler(n, name), *n))
+                .filter(|(s, _)| *s > 0.85)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, n)| format!(" Did you mean {n}?"))
+                .unwrap_or_default()
+        };
         format!(
             "unknown tool \"{name}\".{close} Available tools: {}",
             names.join(", ")
@@ -694,10 +728,96 @@ impl Registry {
     }
 }
 
+/// The tools that do what a name says, by the words in it: `edit_code` → the edit tools.
+fn purpose_of(name: &str) -> &'static [&'static str] {
+    let words: Vec<String> = name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .flat_map(split_camel)
+        .map(|w| w.to_ascii_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |keys: &[&str]| words.iter().any(|w| keys.contains(&w.as_str()));
+    // Most specific first: "replace_in_file" is an edit, "read_file" a read.
+    if has(&[
+        "edit", "replace", "patch", "diff", "modify", "change", "update", "insert", "apply",
+        "rewrite", "fix", "str",
+    ]) {
+        &["ws_edit", "ws_patch", "ws_write"]
+    } else if has(&["write", "create", "save", "new"]) {
+        &["ws_write", "ws_edit", "ws_patch"]
+    } else if has(&["delete", "remove", "rm", "unlink"]) {
+        &["ws_delete"]
+    } else if has(&["move", "rename", "mv"]) {
+        &["ws_mv"]
+    } else if has(&[
+        "read", "view", "open", "cat", "show", "get", "file", "content", "contents",
+    ]) {
+        &["ws_read"]
+    } else if has(&["grep", "search", "find", "rg", "query", "lookup"]) {
+        &["ws_grep", "ws_glob"]
+    } else if has(&["ls", "list", "dir", "tree", "directory", "folder", "glob"]) {
+        &["ws_list", "ws_glob"]
+    } else if has(&[
+        "run", "exec", "execute", "shell", "bash", "sh", "cmd", "command", "terminal", "test",
+        "build",
+    ]) {
+        &["ws_shell"]
+    } else {
+        &[]
+    }
+}
+
+/// `readFile` as `read`, `File`.
+fn split_camel(word: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for c in word.chars() {
+        if c.is_ascii_uppercase() && out.last().is_some_and(|w| !w.is_empty()) {
+            out.push(String::new());
+        }
+        if let Some(w) = out.last_mut() {
+            w.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn unknown_names_get_the_tools_of_their_purpose() {
+        let registry = crate::Registry::coding();
+        let msg = registry.unknown_tool("edit_code");
+        assert!(
+            msg.starts_with("unknown tool \"edit_code\". For that, use ws_edit {"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains(" or ws_patch {") && !msg.contains("Did you mean"),
+            "{msg}"
+        );
+        assert!(registry
+            .unknown_tool("readFileContents")
+            .contains("For that, use ws_read {"));
+        assert!(registry
+            .unknown_tool("run_tests")
+            .contains("For that, use ws_shell {"));
+        assert!(registry
+            .unknown_tool("renameFile")
+            .contains("For that, use ws_mv {"));
+        // A name that says nothing of its purpose: the spelling neighbour.
+        assert!(registry
+            .unknown_tool("ws_raed")
+            .starts_with("unknown tool \"ws_raed\". Did you mean ws_read?"));
+        // An edit tool the set lacks is not suggested.
+        let msg = registry.without(&["ws_patch"]).unknown_tool("apply_diff");
+        assert!(
+            msg.contains("use ws_edit {") && !msg.contains("ws_patch {"),
+            "{msg}"
+        );
+    }
 
     static SPEC: ToolSpec = ToolSpec {
         name: "t",

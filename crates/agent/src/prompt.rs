@@ -75,12 +75,14 @@ Use status "blocked", with the reason in notes, if you could not finish."#;
     format!("{head}{body}{tail}")
 }
 
-/// The coding tools for an edit format: one edit tool (ws_write always stays, for new files).
+/// The coding tools for an edit format: every tool stays callable, and the format's own edit
+/// tool is offered before the other edit tools, whose schemas come last. The prompt teaches
+/// the format; a model that calls another edit tool still gets its edit made.
 pub fn registry_for(arm: Arm, registry: Registry) -> Registry {
     match arm {
-        Arm::SearchReplace => registry.without(&["ws_patch"]),
-        Arm::UnifiedDiff => registry.without(&["ws_edit"]),
-        Arm::WholeFile => registry.without(&["ws_edit", "ws_patch"]),
+        Arm::SearchReplace => registry.with_last(&["ws_patch"]),
+        Arm::UnifiedDiff => registry.with_last(&["ws_edit"]),
+        Arm::WholeFile => registry.with_last(&["ws_edit", "ws_patch"]),
     }
 }
 
@@ -207,24 +209,28 @@ mod tests {
     }
 
     #[test]
-    fn each_format_offers_one_edit_tool_and_its_example() {
+    fn each_format_offers_its_edit_tool_first_and_keeps_the_others() {
+        let position = |names: &[&str], tool: &str| names.iter().position(|n| *n == tool);
         for (arm, tool, other) in [
             (Arm::SearchReplace, "ws_edit", "ws_patch"),
             (Arm::UnifiedDiff, "ws_patch", "ws_edit"),
         ] {
             let names = registry_for(arm, Registry::coding()).names();
             assert!(
-                names.contains(&tool) && !names.contains(&other),
+                position(&names, tool) < position(&names, other)
+                    && position(&names, other).is_some(),
                 "{arm}: {names:?}"
             );
+            assert_eq!(names.last(), Some(&other), "{arm}: {names:?}");
             assert!(system_prompt(arm).contains(&format!("{tool} {{\"path\":\"calc.py\"")));
         }
         let names = registry_for(Arm::WholeFile, Registry::coding()).names();
-        assert!(
-            !names.contains(&"ws_edit")
-                && !names.contains(&"ws_patch")
-                && names.contains(&"ws_write")
+        assert_eq!(
+            &names[names.len() - 2..],
+            ["ws_edit", "ws_patch"],
+            "{names:?}"
         );
+        assert!(names.contains(&"ws_write"));
         assert!(
             system_prompt(Arm::WholeFile).contains("ws_write {\"path\":\"calc.py\",\"content\"")
         );

@@ -48,6 +48,22 @@ impl Arm {
             .find(|arm| arm.name() == s || arm.tool() == s)
     }
 
+    /// The arm an edit attempt actually used, from the tool that made it: ws_edit is
+    /// search_replace, ws_patch unified_diff, ws_write over an existing file whole_file.
+    /// `None` for a ws_write that created a file (every format makes new files so) and for
+    /// tools that do not edit: such attempts count for the arm the run taught.
+    pub fn used(tool: &str, outcome: &slmcode_aci::Outcome) -> Option<Arm> {
+        match tool.trim() {
+            "ws_edit" => Some(Arm::SearchReplace),
+            "ws_patch" => Some(Arm::UnifiedDiff),
+            "ws_write" => match outcome {
+                slmcode_aci::Outcome::Written(w) if w.created => None,
+                _ => Some(Arm::WholeFile),
+            },
+            _ => None,
+        }
+    }
+
     /// The prior Beta(alpha, beta) of a key that has never been seen. It favours
     /// search_replace, the format small models handle best in general.
     pub(super) fn prior(self) -> (f64, f64) {

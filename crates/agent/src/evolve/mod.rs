@@ -188,9 +188,35 @@ impl Evolve {
         outcomes: &[EditOutcome],
         now: u64,
     ) {
-        let Some(r) = reward(outcomes) else {
+        let paired: Vec<(Arm, EditOutcome)> = outcomes.iter().map(|o| (arm, *o)).collect();
+        self.record_run(family, language, &paired, now);
+    }
+
+    /// [`Evolve::record`] for a run whose edit attempts used several formats (the prompt
+    /// teaches one, the model may call another edit tool): each arm learns from its own
+    /// attempts, and the key's evidence decays once for the run.
+    pub fn record_run(
+        &mut self,
+        family: &str,
+        language: &str,
+        attempts: &[(Arm, EditOutcome)],
+        now: u64,
+    ) {
+        let by_arm: Vec<(Arm, f64)> = Arm::ALL
+            .iter()
+            .filter_map(|arm| {
+                let mine: Vec<EditOutcome> = attempts
+                    .iter()
+                    .filter(|(a, _)| a == arm)
+                    .map(|(_, o)| *o)
+                    .collect();
+                reward(&mine).map(|r| (*arm, r))
+            })
+            .collect();
+        if by_arm.is_empty() {
             return;
-        };
+        }
+        let outcomes: Vec<EditOutcome> = attempts.iter().map(|(_, o)| *o).collect();
         let key = key_of(family, language);
         let state = self.keys.entry(key.clone()).or_default();
         for a in Arm::ALL {
@@ -198,13 +224,15 @@ impl Evolve {
             s.successes *= DECAY;
             s.failures *= DECAY;
         }
-        let s = state.arms.get_mut(arm);
-        s.successes += r;
-        s.failures += 1.0 - r;
-        s.pulls = s.pulls.saturating_add(1);
+        for (arm, r) in by_arm {
+            let s = state.arms.get_mut(arm);
+            s.successes += r;
+            s.failures += 1.0 - r;
+            s.pulls = s.pulls.saturating_add(1);
+        }
         state.last_used = now;
         let drift = &mut state.drift;
-        for outcome in outcomes {
+        for outcome in &outcomes {
             drift.edits = drift.edits.saturating_add(1);
             let counter = match outcome {
                 EditOutcome::Exact => &mut drift.exact,
@@ -297,6 +325,48 @@ mod tests {
             .sum();
         assert!(evidence <= 50.0 + 1e-9, "{evidence}");
         assert_eq!(state.total_pulls(), 3000);
+    }
+
+    /// A run that taught search_replace but whose model patched with ws_patch teaches
+    /// unified_diff: each arm learns from its own attempts, and the run decays evidence once.
+    #[test]
+    fn each_arm_learns_from_the_attempts_that_used_it() {
+        let mut evolve = Evolve::default();
+        evolve.record_run(
+            "m",
+            "rust",
+            &[
+                (Arm::UnifiedDiff, EditOutcome::Exact),
+                (Arm::SearchReplace, EditOutcome::Refused),
+            ],
+            T0,
+        );
+        let state = &evolve.keys[&key_of("m", "rust")];
+        assert_eq!(state.arms.get(Arm::UnifiedDiff).pulls, 1);
+        assert!((state.arms.get(Arm::UnifiedDiff).successes - 1.0).abs() < 1e-12);
+        assert_eq!(state.arms.get(Arm::SearchReplace).pulls, 1);
+        assert!((state.arms.get(Arm::SearchReplace).failures - 1.0).abs() < 1e-12);
+        assert_eq!(state.arms.get(Arm::WholeFile).pulls, 0);
+        assert_eq!(state.drift.edits, 2);
+        use slmcode_aci::outcome::{Outcome, Write};
+        let written = |created| {
+            Outcome::Written(Write {
+                created,
+                changed: true,
+                applied: slmcode_aci::outcome::Applied::Written,
+            })
+        };
+        assert_eq!(
+            Arm::used("ws_patch", &Outcome::Done),
+            Some(Arm::UnifiedDiff)
+        );
+        assert_eq!(
+            Arm::used("ws_edit", &Outcome::Done),
+            Some(Arm::SearchReplace)
+        );
+        assert_eq!(Arm::used("ws_write", &written(false)), Some(Arm::WholeFile));
+        assert_eq!(Arm::used("ws_write", &written(true)), None);
+        assert_eq!(Arm::used("ws_read", &Outcome::Done), None);
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub struct RunSettings {
     pub temperature: Option<f32>,
     /// Tokens of the model's context, for compaction.
     pub context_window: usize,
-    /// The edit format: which edit tool is offered and which example the prompt carries (the
+    /// The edit format: which edit tool is taught and offered first, and which example the prompt carries (the
     /// registry given to the agent should be [`prompt::registry_for`] this arm).
     pub arm: crate::evolve::Arm,
 }
@@ -91,9 +91,9 @@ pub struct Outcome {
     pub run_id: String,
     /// Project-relative path of the trajectory.
     pub trajectory: String,
-    /// What the edit tools saw on each edit attempt, in order (the rung report the bandit
-    /// learns from).
-    pub edit_outcomes: Vec<EditOutcome>,
+    /// What the edit tools saw on each edit attempt, in order, with the edit format the
+    /// attempt used (the rung report the bandit learns from).
+    pub edit_outcomes: Vec<(crate::evolve::Arm, EditOutcome)>,
 }
 
 /// Why a run could not go on at all.
@@ -120,7 +120,7 @@ pub struct Agent {
     warned_cut: bool,
     /// The one repair turn for an invalid final answer has been spent.
     repaired_final: bool,
-    edit_outcomes: Vec<EditOutcome>,
+    edit_outcomes: Vec<(crate::evolve::Arm, EditOutcome)>,
 }
 
 impl Agent {

@@ -13,7 +13,7 @@ use super::final_answer::{final_repair_text, parse_final, FinalAnswer};
 use super::history::{clip, estimate_tokens, prompt_was_cut, result_summary, EntryKind};
 use super::{Agent, Event, Outcome, RunError, WARN_TURNS_LEFT};
 use crate::backend::{BackendError, ChatRequest, Message, Reply};
-use crate::evolve::EditOutcome;
+use crate::evolve::{Arm, EditOutcome};
 use crate::prompt;
 
 /// What one turn came to.
@@ -160,7 +160,9 @@ impl Agent {
         let text = result_text(&call, &result, dropped);
         let outcome = EditOutcome::of(&call.name, &result.outcome);
         if let Some(o) = outcome {
-            self.edit_outcomes.push(o);
+            // Counted for the format the model actually used, whatever the prompt taught.
+            let arm = Arm::used(&call.name, &result.outcome).unwrap_or(self.settings.arm);
+            self.edit_outcomes.push((arm, o));
         }
         // The trajectory shows the arguments as the tools saw them (aliases resolved).
         let args = self

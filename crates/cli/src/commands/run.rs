@@ -196,10 +196,9 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     if let Some(path) = &state_path {
         // Learn from what the edit tools saw; a run without edits teaches nothing.
         let mut learned = Evolve::load(path).unwrap_or(learned);
-        learned.record(
+        learned.record_run(
             &family,
             language,
-            choice.arm,
             &outcome.edit_outcomes,
             slmcode_aci::state::now(),
         );

@@ -66,9 +66,13 @@ fn a_run_teaches_the_bandit_and_stats_show_the_drift() {
         stderr.contains("edit format: search_replace for test-model · python"),
         "{stderr}"
     );
+    // Its edit tool is offered first; the other edit tools come last, still callable.
     let tools = model.tool_names(0);
+    let at = |name: &str| tools.iter().position(|t| t == name);
     assert!(
-        tools.iter().any(|t| t == "ws_edit") && !tools.iter().any(|t| t == "ws_patch"),
+        at("ws_edit").is_some()
+            && at("ws_edit") < at("ws_patch")
+            && tools.last().map(String::as_str) == Some("ws_patch"),
         "{tools:?}"
     );
     let state: Value =
@@ -151,8 +155,11 @@ fn the_learned_arm_decides_the_edit_tool_and_the_example() {
     assert!(stderr.contains("edit format: unified_diff"), "{stderr}");
     let first = &model.requests()[0];
     let tools = model.tool_names(0);
+    let at = |name: &str| tools.iter().position(|t| t == name);
     assert!(
-        tools.iter().any(|t| t == "ws_patch") && !tools.iter().any(|t| t == "ws_edit"),
+        at("ws_patch").is_some()
+            && at("ws_patch") < at("ws_edit")
+            && tools.last().map(String::as_str) == Some("ws_edit"),
         "{tools:?}"
     );
     let system = first["messages"][0]["content"].as_str().unwrap();
@@ -198,6 +205,66 @@ fn first_runs_on_a_fresh_install_offer_the_edit_tool_small_models_handle() {
             std::fs::read_to_string(p.path("app.py")).unwrap(),
             "def total(xs):\n    return sum(x for x in xs if x is not None)\n",
             "run {k}: {stderr}"
+        );
+    }
+}
+
+/// The prompt teaches search/replace, the model patches with ws_patch anyway: the patch lands,
+/// the learned state credits unified_diff, and an edit-like name no tool has is answered with
+/// the edit tools, not a spelling neighbour — streamed and whole.
+#[test]
+fn another_edit_tool_still_runs_and_teaches_its_own_arm() {
+    for args in [&[][..], &["--no-stream"][..]] {
+        let p = Project::new();
+        p.write("app.py", APP);
+        let data = tempfile::tempdir().unwrap();
+        let model = FakeModel::start(vec![
+            Scripted::call("ws_read", json!({"path": "app.py"})),
+            Scripted::call("change_code", json!({"path": "app.py"})),
+            Scripted::call(
+                "ws_patch",
+                json!({"path": "app.py", "patch": "@@ -1,2 +1,2 @@\n def total(xs):\n-    return sum(xs)\n+    return sum(x for x in xs if x is not None)\n"}),
+            ),
+            Scripted::final_done("fixed"),
+        ]);
+        let (answer, stderr) = run(&p, &model, data.path(), args);
+        assert_eq!(answer["status"], "done", "{stderr}");
+        assert!(stderr.contains("edit format: search_replace"), "{stderr}");
+        assert_eq!(
+            std::fs::read_to_string(p.path("app.py")).unwrap(),
+            "def total(xs):\n    return sum(x for x in xs if x is not None)\n",
+            "{stderr}"
+        );
+        let sent = model.requests()[2]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            sent.starts_with("unknown tool \"change_code\". For that, use ws_edit {")
+                && sent.contains(" or ws_patch {")
+                && !sent.contains("Did you mean"),
+            "{sent}"
+        );
+        let why = evolve(
+            data.path(),
+            &["why", "--model", "test-model", "--language", "python"],
+            Some(p.root()),
+        );
+        assert!(
+            why.lines()
+                .any(|l| l.trim_start().starts_with("unified_diff") && l.contains("pulls    1")),
+            "{why}"
+        );
+        assert!(
+            why.lines()
+                .any(|l| l.trim_start().starts_with("search_replace") && l.contains("pulls    0")),
+            "{why}"
         );
     }
 }

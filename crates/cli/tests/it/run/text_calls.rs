@@ -278,27 +278,25 @@ fn a_task_solved_with_each_special_token_format() {
     }
 }
 
-/// A mapped call whose tool this run does not offer (Codex's apply_patch updating a file, in a
-/// run that teaches ws_edit) runs nothing and names the edit tool the run does offer.
+/// Codex's apply_patch updating a file, in a run that teaches ws_edit: every edit tool is
+/// callable in every run, so it runs as ws_patch and the model hears the right name.
 #[test]
-fn a_mapped_call_to_a_tool_not_offered_names_the_offered_one() {
-    let codex = "*** Begin Patch\n*** Update File: app.py\n@@ def total(xs):\n-    return sum(xs)\n+    return 0\n*** End Patch";
+fn a_mapped_call_to_another_edit_tool_runs_in_any_run() {
+    let codex = "*** Begin Patch\n*** Update File: app.py\n@@ def total(xs):\n-    return sum(xs)\n+    return sum(x for x in xs if x is not None)\n*** End Patch";
     for args in MODES {
         let p = Project::new();
         p.write("app.py", APP);
         let model = FakeModel::start(vec![
             read_app(),
             Scripted::call("apply_patch", json!({"input": codex})),
-            Scripted::final_done("did not patch"),
+            Scripted::final_done("patched"),
         ]);
         let r = run_with(&p, &model, "make total skip None", args, &[]);
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
-        assert_eq!(std::fs::read_to_string(p.path("app.py")).unwrap(), APP);
+        assert_done(&r, &["app.py"]);
+        assert_fixed(&p);
         let told = result_sent(&model, 2);
         assert!(
-            told.contains("apply_patch is another tool set's name, not a tool here")
-                && told.contains("The closest tool here is ws_edit")
-                && told.contains("Example: ws_edit {"),
+            told.contains("[apply_patch is not a tool here: this ran as ws_patch; call it ws_patch next time]"),
             "{told}"
         );
     }

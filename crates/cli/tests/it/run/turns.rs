@@ -23,10 +23,11 @@ fn a_task_solved_with_native_calls() {
     let first = &model.requests()[0];
     assert_eq!(first["stream"], true);
     assert_eq!(first["model"], "test-model");
-    // The coding tools with one edit tool (search/replace: ws_edit, not ws_patch).
+    // Every coding tool; search/replace's ws_edit before the other edit tool, which comes last.
     let tools = model.tool_names(0);
-    assert_eq!(tools.len(), 12, "{tools:?}");
-    assert!(tools.iter().any(|t| t == "ws_edit") && !tools.iter().any(|t| t == "ws_patch"));
+    assert_eq!(tools.len(), 13, "{tools:?}");
+    let at = |name: &str| tools.iter().position(|t| t == name);
+    assert!(at("ws_edit") < at("ws_patch") && tools.last().map(String::as_str) == Some("ws_patch"));
     assert!(first["messages"][0]["content"]
         .as_str()
         .unwrap()
