@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::runaway::{RunawayLimits, Watch};
+
 /// Where Ollama listens by default.
 pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:11434/v1";
 
@@ -97,6 +99,10 @@ pub struct Reply {
     pub reasoning: String,
     pub tool_calls: Vec<WireToolCall>,
     pub finish_reason: Option<String>,
+    /// Set when the reply was stopped early for looping or rambling (then `finish_reason` is
+    /// `"runaway"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runaway: Option<String>,
     pub usage: Option<Usage>,
     /// Wall time of the request, for tokens per second.
     #[serde(skip)]
@@ -198,6 +204,8 @@ pub struct ChatRequest<'a> {
     pub tools: &'a [Value],
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// When to stop a reply that loops or rambles.
+    pub runaway: RunawayLimits,
 }
 
 impl Backend {
@@ -290,9 +298,18 @@ impl Backend {
             let status = response.status();
             if status.is_success() {
                 let result = if self.options.stream {
-                    self.read_stream(response).await
+                    self.read_stream(response, request.runaway).await
                 } else {
-                    self.read_whole(response).await
+                    self.read_whole(response).await.map(|mut reply| {
+                        // A whole reply is judged at once, the same way.
+                        if let Some(r) =
+                            Watch::new(request.runaway).verdict(&reply.content, &reply.reasoning)
+                        {
+                            reply.finish_reason = Some("runaway".into());
+                            reply.runaway = Some(r.to_string());
+                        }
+                        reply
+                    })
                 };
                 match result {
                     Ok(mut reply) => {
@@ -396,10 +413,15 @@ impl Backend {
         Ok(reply)
     }
 
-    async fn read_stream(&self, response: reqwest::Response) -> Result<Reply, Transient> {
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        limits: RunawayLimits,
+    ) -> Result<Reply, Transient> {
         use futures_util::StreamExt;
         let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
         let mut reply = Reply::default();
+        let mut watch = Watch::new(limits);
         let mut done = false;
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| Transient(format!("the stream broke: {e}")))?;
@@ -458,6 +480,13 @@ impl Backend {
             }
             if let Some(reason) = choice["finish_reason"].as_str() {
                 reply.finish_reason = Some(reason.to_string());
+            }
+            // Stopped here: dropping the stream closes the connection, and the server stops
+            // generating.
+            if let Some(r) = watch.check(&reply.content, &reply.reasoning) {
+                reply.finish_reason = Some("runaway".into());
+                reply.runaway = Some(r.to_string());
+                return Ok(reply);
             }
         }
         if !done && reply.finish_reason.is_none() {

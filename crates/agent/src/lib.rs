@@ -5,7 +5,8 @@
 //!   (calls written as text, and argument repair), [`foreign`] (other harnesses' tool names),
 //!   [`trajectory`] (the log of a run).
 //! - Learning: [`evolve`], the bandit that picks the edit format per model family and language.
-//! - The model: [`backend`] (OpenAI-compatible chat, streaming, retries), [`find_models`].
+//! - The model: [`backend`] (OpenAI-compatible chat, streaming, retries), [`runaway`] (a reply
+//!   that loops or rambles, stopped on the stream), [`find_models`].
 //! - Around the tools: [`hooks`] (the project's pre/post commands), [`approvals`] (which
 //!   control files the user trusts), [`skills`], [`specialist`] (the tools that reach the
 //!   network), [`blocking`] (async tools from the sync registry).
@@ -22,6 +23,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod prompt;
 pub mod run;
+pub mod runaway;
 pub mod skills;
 pub mod specialist;
 pub mod toolcall;

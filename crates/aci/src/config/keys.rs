@@ -158,6 +158,22 @@ pub(super) const KEYS: &[Key] = &[
             field: |c| &mut c.max_tokens,
         },
     },
+    Key {
+        name: "runaway_loop_chars",
+        slot: Slot::Count {
+            min: 0,
+            max: 1_000_000,
+            field: |c| &mut c.runaway_loop_chars,
+        },
+    },
+    Key {
+        name: "runaway_text_chars",
+        slot: Slot::Count {
+            min: 0,
+            max: 10_000_000,
+            field: |c| &mut c.runaway_text_chars,
+        },
+    },
 ];
 
 impl Key {

@@ -79,6 +79,11 @@ pub struct Config {
     pub max_turns: usize,
     /// The most tokens one model reply may take.
     pub max_tokens: usize,
+    /// A reply whose last this-many characters are one span repeated is stopped (0: never).
+    pub runaway_loop_chars: usize,
+    /// A reply that writes this many characters with no sign of a call or an answer is
+    /// stopped (0: never).
+    pub runaway_text_chars: usize,
     /// The model server's base URL (user-only: a repository must not choose where prompts go).
     pub endpoint: Option<String>,
     /// The environment variable holding the endpoint's API key (user-only; never the key).
@@ -198,6 +203,8 @@ impl Default for Config {
             model: None,
             max_turns: 30,
             max_tokens: 4096,
+            runaway_loop_chars: 3000,
+            runaway_text_chars: 20_000,
             endpoint: None,
             api_key_env: None,
             origins: std::collections::BTreeMap::new(),

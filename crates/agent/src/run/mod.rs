@@ -57,6 +57,8 @@ pub struct RunSettings {
     /// The edit format: which edit tool is taught and offered first, and which example the prompt carries (the
     /// registry given to the agent should be [`prompt::registry_for`] this arm).
     pub arm: crate::evolve::Arm,
+    /// When a reply that loops or rambles is stopped on the stream.
+    pub runaway: crate::runaway::RunawayLimits,
 }
 
 /// What the user sees while a run goes (the CLI prints these on stderr).

@@ -88,6 +88,18 @@ impl Agent {
             r = self.ask(turn, extra, true) => r?,
             _ = cancel.cancelled() => return Ok(Turn::Interrupted),
         };
+        if let Some(why) = &reply.runaway {
+            self.push(
+                Message::assistant(clip(&reply.content, 2000)),
+                EntryKind::Assistant,
+            );
+            let text = format!(
+                "Your reply was stopped early: {why}, so nothing ran. Answer with one tool call, or with the final JSON if you are done."
+            );
+            self.note(format!("reply stopped early: {why}"));
+            self.push(Message::user(text), EntryKind::Fixed);
+            return Ok(Turn::Continue { ran_call: false });
+        }
         if reply.truncated() {
             self.push(
                 Message::assistant(clip(&reply.content, 2000)),
@@ -257,6 +269,7 @@ impl Agent {
             tools: &tools,
             max_tokens: Some(self.settings.max_tokens),
             temperature: self.settings.temperature,
+            runaway: self.settings.runaway,
         };
         let reply = match self.backend.chat(&request).await {
             Ok(r) => r,

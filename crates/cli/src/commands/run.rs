@@ -170,6 +170,10 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         temperature: None,
         context_window,
         arm: choice.arm,
+        runaway: slmcode_agent::runaway::RunawayLimits {
+            loop_chars: ws.config.runaway_loop_chars,
+            text_chars: ws.config.runaway_text_chars,
+        },
     };
     let endpoint = backend.endpoint().to_string();
     let agent = Agent::new(

@@ -32,6 +32,9 @@ pub enum Scripted {
     /// Text with the server's separate reasoning field (`reasoning_content`, as vLLM and
     /// llama.cpp send a thinking model's reasoning): (reasoning, content).
     Reasoned(String, String),
+    /// A model stuck in a loop: streamed, this text repeated without end, a piece every few
+    /// milliseconds, until the client hangs up; whole, repeated to 40,000 characters.
+    Endless(String),
 }
 
 impl Scripted {
@@ -198,6 +201,30 @@ async fn chat(
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
         next = *inner;
     }
+    if let Scripted::Endless(piece) = &next {
+        if body["stream"] == json!(true) {
+            let chunk = |text: &str| {
+                let event = json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
+                                   "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]});
+                Ok::<_, std::convert::Infallible>(format!("data: {event}\n\n"))
+            };
+            let piece = piece.clone();
+            let stream = futures_util::stream::unfold(0u64, move |n| {
+                let event = chunk(&piece);
+                async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                    Some((event, n + 1))
+                }
+            });
+            return (
+                [("content-type", "text/event-stream")],
+                axum::body::Body::from_stream(stream),
+            )
+                .into_response();
+        }
+        let text = piece.repeat(40_000 / piece.len().max(1) + 1);
+        next = Scripted::Truncated(text);
+    }
     let mut reasoning = String::new();
     let (content, calls, finish, prompt_tokens) = match next {
         Scripted::Status(code, text) => {
@@ -211,7 +238,7 @@ async fn chat(
         Scripted::TextWithPromptTokens(t, n) => (t, vec![], "stop", n),
         Scripted::Calls(t, c) => (t, c, "tool_calls", 50),
         Scripted::Truncated(t) => (t, vec![], "length", 50),
-        Scripted::Slow(..) => unreachable!("unwrapped above"),
+        Scripted::Slow(..) | Scripted::Endless(_) => unreachable!("unwrapped above"),
     };
     let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20});
     if body["stream"] == json!(true) {

@@ -97,6 +97,7 @@ fn assert_done(r: &Ran, files: &[&str]) {
 }
 
 mod lifecycle;
+mod runaway;
 mod server;
 mod text_calls;
 mod turns;
