@@ -83,9 +83,16 @@ impl Agent {
         let max = self.settings.max_turns;
         self.emit(Event::Turn { number: turn, max });
         let left = max - turn + 1;
-        let extra = (left <= WARN_TURNS_LEFT).then(|| prompt::turns_left_warning(left));
+        if left <= WARN_TURNS_LEFT {
+            // Kept in the history, not added to this request alone: each request then extends
+            // the one before, and the server's prompt cache holds.
+            self.push(
+                Message::user(prompt::turns_left_warning(left)),
+                EntryKind::Fixed,
+            );
+        }
         let reply = tokio::select! {
-            r = self.ask(turn, extra, true) => r?,
+            r = self.ask(turn, true) => r?,
             _ = cancel.cancelled() => return Ok(Turn::Interrupted),
         };
         if let Some(why) = &reply.runaway {
@@ -223,7 +230,7 @@ impl Agent {
             EntryKind::Fixed,
         );
         let reply = tokio::select! {
-            r = self.ask(turn + 1, None, false) => r?,
+            r = self.ask(turn + 1, false) => r?,
             _ = cancel.cancelled() => return Ok(None),
         };
         self.push(
@@ -240,18 +247,12 @@ impl Agent {
         })))
     }
 
-    /// One request with the history (compacted to fit), plus a transient note for this turn.
-    async fn ask(
-        &mut self,
-        turn: usize,
-        extra: Option<String>,
-        with_tools: bool,
-    ) -> Result<Reply, BackendError> {
+    /// One request with the history (compacted to fit). Nothing is added for one request only:
+    /// each request extends the previous one unless compaction ran, so local servers reuse
+    /// their cached prompt.
+    async fn ask(&mut self, turn: usize, with_tools: bool) -> Result<Reply, BackendError> {
         self.compact();
-        let mut messages: Vec<Message> = self.history.iter().map(|e| e.message.clone()).collect();
-        if let Some(note) = &extra {
-            messages.push(Message::user(note.clone()));
-        }
+        let messages: Vec<Message> = self.history.iter().map(|e| e.message.clone()).collect();
         let tools: Vec<Value> = if with_tools {
             self.tools_json.clone()
         } else {
@@ -261,7 +262,7 @@ impl Agent {
         let last = self.history.last().map(|e| e.message.clone());
         self.log(
             "request",
-            json!({"turn": turn, "last_message": last, "extra": extra, "messages": messages.len(), "estimated_prompt_tokens": estimate}),
+            json!({"turn": turn, "last_message": last, "messages": messages.len(), "estimated_prompt_tokens": estimate}),
         );
         let request = ChatRequest {
             model: &self.settings.model,

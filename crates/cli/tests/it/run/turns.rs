@@ -397,3 +397,50 @@ fn skills_are_cards_and_ws_skill_gives_the_body() {
         result_sent(&model, 1)
     );
 }
+
+/// Local servers reuse the cached prompt of a shared prefix: every request extends the one
+/// before it — calls, results, repairs and the turns-left warnings included — as long as no
+/// compaction ran. Streamed and whole.
+#[test]
+fn each_request_extends_the_previous_one() {
+    for args in [
+        &["--max-turns", "5"][..],
+        &["--max-turns", "5", "--no-stream"][..],
+    ] {
+        let p = Project::new();
+        p.write("app.py", APP);
+        let model = FakeModel::start(vec![
+            read_app(),
+            // A text call and a broken one, so every kind of turn is in the history.
+            Scripted::text("<tool_call>{\"name\": \"ws_read\", \"arguments\": {\"path\": \"app.py\", \"offset\": 2}}</tool_call>"),
+            Scripted::text("<tool_call>{\"name\": \"ws_read\", \"arguments\": {\"path\": }</tool_call>"),
+            fix_app(),
+            Scripted::final_done("fixed"),
+        ]);
+        let r = run_with(&p, &model, "make total skip None", args, &[]);
+        assert_done(&r, &["app.py"]);
+        let requests = model.requests();
+        assert_eq!(requests.len(), 5);
+        for pair in requests.windows(2) {
+            let (before, after) = (
+                pair[0]["messages"].as_array().unwrap(),
+                pair[1]["messages"].as_array().unwrap(),
+            );
+            assert!(
+                after.len() > before.len() && after[..before.len()] == before[..],
+                "{args:?}: a request does not extend the previous one:\n{}\n---\n{}",
+                serde_json::to_string_pretty(before).unwrap(),
+                serde_json::to_string_pretty(after).unwrap()
+            );
+            assert_eq!(pair[0]["tools"], pair[1]["tools"], "{args:?}");
+        }
+        // The warnings are in it.
+        let last = requests[4]["messages"].as_array().unwrap();
+        assert!(
+            last.iter().any(|m| m["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("turns left"))),
+            "{args:?}"
+        );
+    }
+}
