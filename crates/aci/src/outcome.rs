@@ -20,8 +20,26 @@ pub enum Outcome {
     Edited(Edit),
     /// ws_write wrote, or found the content already there.
     Written(Write),
+    /// ws_shell ran a command: how it ended.
+    Ran(Ran),
     /// The call was refused, or its change undone.
     Refused(RefusalClass),
+}
+
+/// How a command ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Ran {
+    /// Its exit code; `None` when a signal or the timeout ended it.
+    pub exit_code: Option<i32>,
+    /// It ran out of its time and was killed.
+    pub timed_out: bool,
+}
+
+impl Ran {
+    /// The command succeeded: it exited with code 0.
+    pub fn passed(&self) -> bool {
+        self.exit_code == Some(0)
+    }
 }
 
 /// How an edit landed.

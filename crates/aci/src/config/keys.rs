@@ -159,6 +159,18 @@ pub(super) const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "verify",
+        slot: Slot::Text(|c| &mut c.verify),
+    },
+    Key {
+        name: "verify_retries",
+        slot: Slot::Count {
+            min: 0,
+            max: 10,
+            field: |c| &mut c.verify_retries,
+        },
+    },
+    Key {
         name: "runaway_loop_chars",
         slot: Slot::Count {
             min: 0,

@@ -79,6 +79,10 @@ pub struct Config {
     pub max_turns: usize,
     /// The most tokens one model reply may take.
     pub max_tokens: usize,
+    /// The check a run's `done` must pass (`cargo test`, `pytest -x`), run through ws_shell.
+    pub verify: Option<String>,
+    /// How many times a failed check goes back to the model before the run ends blocked.
+    pub verify_retries: usize,
     /// A reply whose last this-many characters are one span repeated is stopped (0: never).
     pub runaway_loop_chars: usize,
     /// A reply that writes this many characters with no sign of a call or an answer is
@@ -203,6 +207,8 @@ impl Default for Config {
             model: None,
             max_turns: 30,
             max_tokens: 4096,
+            verify: None,
+            verify_retries: 2,
             runaway_loop_chars: 3000,
             runaway_text_chars: 20_000,
             endpoint: None,

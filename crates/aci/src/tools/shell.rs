@@ -12,6 +12,7 @@ use crate::boundary::{Protected, CONTROL_DIR, SCRATCH};
 use crate::config::ShellPermission;
 use crate::error::RefusalClass;
 use crate::error::ToolError;
+use crate::outcome::{Outcome, Ran};
 use crate::path::RelPath;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::shell;
@@ -144,7 +145,14 @@ impl Tool for ShellTool {
         }
         text.push('\n');
         text.push_str(&report.note());
-        Ok(text.into())
+        let ran = Ran {
+            exit_code: match out.exit {
+                Exit::Code(c) => Some(c),
+                _ => None,
+            },
+            timed_out: out.exit == Exit::TimedOut,
+        };
+        Ok(Reply::from(text).with_outcome(Outcome::Ran(ran)))
     }
 }
 

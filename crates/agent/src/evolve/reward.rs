@@ -41,7 +41,7 @@ impl EditOutcome {
             Outcome::Written(_) => Some(EditOutcome::Exact),
             Outcome::Refused(RefusalClass::Reverted) => Some(EditOutcome::Reverted),
             Outcome::Refused(_) => Some(EditOutcome::Refused),
-            Outcome::Done => None,
+            Outcome::Done | Outcome::Ran(_) => None,
         }
     }
 }

@@ -16,6 +16,9 @@ pub struct FinalAnswer {
     /// What the run changed on disk, as the tools recorded it (not as the model remembers it).
     pub files_changed: Vec<String>,
     pub notes: String,
+    /// Whether the configured check (`verify`) passed: `None` when there was none to run.
+    #[serde(default)]
+    pub verified: Option<bool>,
 }
 
 /// Reads the final JSON from a reply: the object may sit in a fence or after prose (which may
@@ -71,6 +74,7 @@ fn final_from(text: &str) -> Result<FinalAnswer, String> {
         summary,
         files_changed,
         notes,
+        verified: None,
     })
 }
 

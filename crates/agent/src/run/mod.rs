@@ -59,6 +59,10 @@ pub struct RunSettings {
     pub arm: crate::evolve::Arm,
     /// When a reply that loops or rambles is stopped on the stream.
     pub runaway: crate::runaway::RunawayLimits,
+    /// The check a `done` answer must pass (`verify` in the config), run through ws_shell.
+    pub verify: Option<String>,
+    /// How many failed checks go back to the model before the run ends blocked.
+    pub verify_retries: usize,
 }
 
 /// What the user sees while a run goes (the CLI prints these on stderr).
@@ -122,6 +126,8 @@ pub struct Agent {
     warned_cut: bool,
     /// The one repair turn for an invalid final answer has been spent.
     repaired_final: bool,
+    /// Failed checks that may still go back to the model.
+    verify_left: usize,
     edit_outcomes: Vec<(crate::evolve::Arm, EditOutcome)>,
 }
 
@@ -136,6 +142,7 @@ impl Agent {
         skills_text: Option<String>,
         on_event: Box<dyn FnMut(&Event) + Send>,
     ) -> Agent {
+        let settings_verify_retries = settings.verify_retries;
         let instructions = {
             let mut ws = workspace.lock().unwrap_or_else(PoisonError::into_inner);
             ws.session.start_task();
@@ -190,6 +197,7 @@ impl Agent {
             history,
             warned_cut: false,
             repaired_final: false,
+            verify_left: settings_verify_retries,
             edit_outcomes: Vec::new(),
         }
     }

@@ -15,6 +15,7 @@ use super::{Agent, Event, Outcome, RunError, WARN_TURNS_LEFT};
 use crate::backend::{BackendError, ChatRequest, Message, Reply};
 use crate::evolve::{Arm, EditOutcome};
 use crate::prompt;
+use slmcode_aci::Outcome as CallOutcome;
 
 /// What one turn came to.
 enum Turn {
@@ -53,6 +54,7 @@ impl Agent {
                 summary: "the turn budget ran out before the task was finished".into(),
                 files_changed: Vec::new(),
                 notes: String::new(),
+                verified: None,
             }
         };
         Ok(self.finish(answer, turn, started))
@@ -124,8 +126,87 @@ impl Agent {
         let dropped = calls.len().saturating_sub(1);
         Ok(match calls.into_iter().next() {
             Some(call) => self.run_call(turn, &reply, call, dropped, cancel).await,
-            None => self.no_call(&reply, problem),
+            None => match self.no_call(&reply, problem) {
+                Turn::Final(answer) => self.verify(answer, &reply.content, true).await,
+                other => other,
+            },
         })
+    }
+
+    /// A `done` answer checked by the configured `verify` command, run as a ws_shell call
+    /// (its policy, sandbox and hooks). Passed: the answer stands, verified. Failed: the
+    /// output goes back to the model (tail first) while retries are left, then the run ends
+    /// blocked. No check configured, or not `done`: the answer as it is.
+    async fn verify(&mut self, mut answer: FinalAnswer, said: &str, may_retry: bool) -> Turn {
+        let Some(check) = self.settings.verify.clone() else {
+            return Turn::Final(answer);
+        };
+        if answer.status != "done" {
+            return Turn::Final(answer);
+        }
+        let registry = self.registry.clone();
+        let workspace = self.workspace.clone();
+        let args = json!({ "command": check });
+        let result = tokio::task::spawn_blocking(move || {
+            let mut ws = workspace.lock().unwrap_or_else(PoisonError::into_inner);
+            registry.call(&mut ws, "ws_shell", &args)
+        })
+        .await;
+        let (passed, text) = match &result {
+            Ok(r) => (
+                matches!(&r.outcome, CallOutcome::Ran(ran) if ran.passed()),
+                r.text.clone(),
+            ),
+            Err(e) => (false, format!("the check could not run: {e}")),
+        };
+        self.log(
+            "verify",
+            json!({"command": check, "passed": passed, "result": text}),
+        );
+        if passed {
+            self.note(format!("verified: `{check}` passed"));
+            answer.verified = Some(true);
+            return Turn::Final(answer);
+        }
+        let tail = tail_chars(&text, VERIFY_OUTPUT_CHARS);
+        if may_retry && self.verify_left > 0 {
+            self.verify_left -= 1;
+            self.note(format!(
+                "verify: `{check}` failed; back to the model ({} {} left)",
+                self.verify_left,
+                if self.verify_left == 1 {
+                    "retry"
+                } else {
+                    "retries"
+                }
+            ));
+            self.push(Message::assistant(said.to_string()), EntryKind::Assistant);
+            self.push(
+                Message::user(format!(
+                    "The check `{check}` failed, so the task is not done yet:\n{tail}\nFix the cause, then answer again."
+                )),
+                EntryKind::Fixed,
+            );
+            return Turn::Continue { ran_call: false };
+        }
+        self.note(format!(
+            "verify: `{check}` still fails; the run ends blocked"
+        ));
+        answer.status = "blocked".into();
+        answer.verified = Some(false);
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty() && !l.starts_with("[sandbox"))
+            .unwrap_or("")
+            .trim();
+        let why = format!("the check `{check}` still fails ({last})");
+        answer.notes = if answer.notes.trim().is_empty() {
+            why
+        } else {
+            format!("{}; {why}", answer.notes.trim_end())
+        };
+        Turn::Final(answer)
     }
 
     /// A reply without a call to run: a failed attempt at one (the model is told why), else
@@ -157,6 +238,7 @@ impl Agent {
                 summary: clip(reply.content.trim(), 500),
                 files_changed: Vec::new(),
                 notes: format!("the model's final answer was not valid JSON ({why})"),
+                verified: None,
             }),
         }
     }
@@ -237,14 +319,18 @@ impl Agent {
             Message::assistant(reply.content.clone()),
             EntryKind::Assistant,
         );
-        Ok(Some(parse_final(&reply.content).unwrap_or_else(|why| {
-            FinalAnswer {
-                status: "blocked".into(),
-                summary: "the turn budget ran out before the task was finished".into(),
-                files_changed: Vec::new(),
-                notes: format!("no valid final JSON after the budget ran out ({why})"),
-            }
-        })))
+        let answer = parse_final(&reply.content).unwrap_or_else(|why| FinalAnswer {
+            status: "blocked".into(),
+            summary: "the turn budget ran out before the task was finished".into(),
+            files_changed: Vec::new(),
+            notes: format!("no valid final JSON after the budget ran out ({why})"),
+            verified: None,
+        });
+        // Out of turns: checked, but no retry.
+        Ok(match self.verify(answer, &reply.content, false).await {
+            Turn::Final(answer) => Some(answer),
+            _ => None,
+        })
     }
 
     /// One request with the history (compacted to fit). Nothing is added for one request only:
@@ -316,6 +402,7 @@ impl Agent {
             summary: "stopped by the user".into(),
             files_changed: Vec::new(),
             notes: String::new(),
+            verified: None,
         };
         self.finish(answer, turn, started)
     }
@@ -328,7 +415,25 @@ impl Agent {
                 .workspace
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            answer.files_changed = ws.session.changed.iter().map(|p| p.to_string()).collect();
+            let changed: Vec<String> = ws.session.changed.iter().map(|p| p.to_string()).collect();
+            let claimed: Vec<String> = answer
+                .files_changed
+                .iter()
+                .filter(|f| !changed.iter().any(|c| c == f.trim_start_matches("./")))
+                .cloned()
+                .collect();
+            if !claimed.is_empty() {
+                let note = format!(
+                    "the model also named {}, which no tool changed",
+                    claimed.join(", ")
+                );
+                answer.notes = if answer.notes.trim().is_empty() {
+                    note
+                } else {
+                    format!("{}; {note}", answer.notes.trim_end())
+                };
+            }
+            answer.files_changed = changed;
         }
         let elapsed = started.elapsed();
         self.log(
@@ -344,4 +449,25 @@ impl Agent {
             edit_outcomes: std::mem::take(&mut self.edit_outcomes),
         }
     }
+}
+
+/// How much of a failed check's output goes back to the model.
+const VERIFY_OUTPUT_CHARS: usize = 3000;
+
+/// The last `n` characters of `text`, cut at a line start when one is near: a failing test
+/// run says what failed at its end.
+fn tail_chars(text: &str, n: usize) -> String {
+    let total = text.chars().count();
+    if total <= n {
+        return text.to_string();
+    }
+    let cut: String = text.chars().skip(total - n).collect();
+    let cut = match cut.find('\n') {
+        Some(i) if i < 200 => cut[i + 1..].to_string(),
+        _ => cut,
+    };
+    format!(
+        "[… {} earlier characters not shown]\n{cut}",
+        total - cut.chars().count()
+    )
 }

@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// The most turns the run may take (default: max_turns in the config, 30).
     #[arg(long)]
     pub max_turns: Option<usize>,
+    /// A check the run's `done` must pass, e.g. `cargo test` (default: verify in the config).
+    /// It runs through ws_shell's policy and sandbox; a failure goes back to the model.
+    #[arg(long, value_name = "CMD")]
+    pub verify: Option<String>,
     /// Print the final answer as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -58,6 +62,9 @@ impl RunArgs {
         }
         if let Some(n) = self.max_turns {
             config.apply_flag("max_turns", &n.to_string(), "--max-turns")?;
+        }
+        if let Some(v) = &self.verify {
+            config.apply_flag("verify", v, "--verify")?;
         }
         Ok(())
     }
@@ -174,6 +181,8 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
             loop_chars: ws.config.runaway_loop_chars,
             text_chars: ws.config.runaway_text_chars,
         },
+        verify: ws.config.verify.clone().filter(|v| !v.trim().is_empty()),
+        verify_retries: ws.config.verify_retries,
     };
     let endpoint = backend.endpoint().to_string();
     let agent = Agent::new(

@@ -101,3 +101,4 @@ mod runaway;
 mod server;
 mod text_calls;
 mod turns;
+mod verify;
