@@ -4,7 +4,9 @@
 
 use super::classify::{classify_all, is_tool_name};
 use super::json_repair::repair_value;
-use super::lex::{after_backtick, balanced_end, find_at, next_tag, skip_ws, sub, trim_end_at};
+use super::lex::{
+    after_backtick, balanced_end, find_at, next_tag, skip_ws, strip_fence, sub, trim_end_at,
+};
 use super::pythonic::{py_call_start, py_list_start, read_py_all};
 use super::qwen_xml::{read_function, FUNCTION_TAG};
 use super::repair_json_object;
@@ -197,13 +199,4 @@ fn split_objects(t: &str) -> Option<Vec<&str>> {
         out.push(t.get(i..end)?);
         i = end;
     }
-}
-
-/// `t` without a code fence around it (some models fence the JSON inside a tag).
-fn strip_fence(t: &str) -> &str {
-    let Some(rest) = t.strip_prefix("```") else {
-        return t;
-    };
-    let body = rest.split_once('\n').map_or("", |(_, body)| body);
-    body.trim_end().strip_suffix("```").unwrap_or(body).trim()
 }

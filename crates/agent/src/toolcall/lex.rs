@@ -144,3 +144,14 @@ pub(super) fn balanced_end(b: &[u8], start: usize) -> Option<usize> {
     }
     None
 }
+
+/// `t`, trimmed, without a Markdown code fence around it: models fence the JSON inside a tag
+/// (Hermes) or after a token (DeepSeek V3).
+pub(super) fn strip_fence(t: &str) -> &str {
+    let t = t.trim();
+    let Some(rest) = t.strip_prefix("```") else {
+        return t;
+    };
+    let body = rest.split_once('\n').map_or("", |(_, body)| body);
+    body.trim_end().strip_suffix("```").unwrap_or(body).trim()
+}

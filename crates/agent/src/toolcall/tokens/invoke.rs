@@ -4,11 +4,11 @@
 use serde_json::{Map, Value};
 
 use super::super::classify::resolve;
-use super::super::lex::{find_at, skip_ws, sub};
+use super::super::lex::{find_at, sub};
 use super::super::repair_json_object;
 use super::super::scan::Scan;
 use super::super::CallFormat;
-use super::{strip_newlines, typed_value};
+use super::{strip_newlines, typed_value, within_section};
 
 /// `<invoke name="…">` blocks: MiniMax M2's and DeepSeek V3.2's DSML, which differ in tags.
 struct InvokeTags {
@@ -163,16 +163,8 @@ impl Scan<'_> {
                 );
                 break;
             }
-            let mut end = (block_end + tags.invoke_end.len()).min(text.len());
-            let mut start = at;
-            let before = sub(text, 0, at).trim_end();
-            if before.ends_with(tags.section) {
-                start = before.len() - tags.section.len();
-            }
-            let after = skip_ws(text.as_bytes(), end);
-            if sub(text, after, text.len()).starts_with(tags.section_end) {
-                end = after + tags.section_end.len();
-            }
+            let end = (block_end + tags.invoke_end.len()).min(text.len());
+            let (start, end) = within_section(text, at..end, tags.section, tags.section_end);
             let site = self.site(start, end, tags.format);
             self.call(&site, &name, Value::Object(args), repairs);
             from = end.max(at + 1);

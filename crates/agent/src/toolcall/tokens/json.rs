@@ -5,10 +5,10 @@ use serde_json::Value;
 
 use super::super::classify::classify_all;
 use super::super::json_repair::repair_value;
-use super::super::lex::{balanced_end, find_at, skip_ws, sub};
+use super::super::lex::{balanced_end, find_at, skip_ws, strip_fence, sub};
 use super::super::scan::Scan;
 use super::super::CallFormat;
-use super::{name_end, name_end_at};
+use super::{name_end, name_end_at, within_section};
 
 const MISTRAL: &str = "[TOOL_CALLS]";
 const MISTRAL_ARGS: &str = "[ARGS]";
@@ -186,19 +186,11 @@ impl Scan<'_> {
         while let Some(at) = self.free(from, open) {
             let head_start = at + open.len();
             let next_open = find_at(text, head_start, open).unwrap_or(text.len());
-            let (body_end, mut end) = match find_at(text, head_start, close) {
+            let (body_end, end) = match find_at(text, head_start, close) {
                 Some(c) if c < next_open => (c, c + close.len()),
                 _ => (next_open, next_open),
             };
-            let mut start = at;
-            let before = sub(text, 0, at).trim_end();
-            if !section.is_empty() && before.ends_with(section) {
-                start = before.len() - section.len();
-            }
-            let after = skip_ws(text.as_bytes(), end);
-            if sub(text, after, text.len()).starts_with(section_end) {
-                end = after + section_end.len();
-            }
+            let (start, end) = within_section(text, at..end, section, section_end);
             let site = self.site(start, end, format);
             let inner = sub(text, head_start, body_end);
             match inner.split_once(sep) {
@@ -206,7 +198,7 @@ impl Scan<'_> {
                     let (name, args) = if head.trim() == "function" {
                         // V3: the name on its own line, then the JSON in a fence.
                         let (name, rest) = args.split_once('\n').unwrap_or((args, ""));
-                        (name.trim().to_string(), unfence(rest).to_string())
+                        (name.trim().to_string(), strip_fence(rest).to_string())
                     } else {
                         (call_name(head), args.to_string())
                     };
@@ -260,14 +252,4 @@ fn call_name(head: &str) -> String {
         Some((name, index)) if index.chars().all(|c| c.is_ascii_digit()) => name.to_string(),
         _ => head.to_string(),
     }
-}
-
-/// The JSON inside a Markdown fence, or the text itself.
-fn unfence(t: &str) -> &str {
-    let t = t.trim();
-    let Some(rest) = t.strip_prefix("```") else {
-        return t;
-    };
-    let body = rest.split_once('\n').map_or("", |(_, b)| b);
-    body.trim_end().strip_suffix("```").unwrap_or(body).trim()
 }

@@ -138,3 +138,26 @@ pub(super) fn typed_value(
         None => text(),
     }
 }
+
+/// A call's span `call` widened over the section markers right around it (a tool-calls
+/// section holding this call), so the section belongs to the call. An empty `open` marks none.
+pub(super) fn within_section(
+    text: &str,
+    call: std::ops::Range<usize>,
+    open: &str,
+    close: &str,
+) -> (usize, usize) {
+    let before = super::lex::sub(text, 0, call.start).trim_end();
+    let start = if !open.is_empty() && before.ends_with(open) {
+        before.len() - open.len()
+    } else {
+        call.start
+    };
+    let after = super::lex::skip_ws(text.as_bytes(), call.end);
+    let end = if super::lex::sub(text, after, text.len()).starts_with(close) {
+        after + close.len()
+    } else {
+        call.end
+    };
+    (start, end)
+}
