@@ -122,8 +122,13 @@ pub struct ModelInfo {
     pub id: String,
     /// Size, quantization, family — whatever the server says, in a few words.
     pub details: String,
-    /// The context length the server serves the model with, when it says.
+    /// The context length the server serves the model with, when its listing says.
     pub context: Option<u64>,
+    /// The listing's field `context` came from, for people.
+    pub context_source: Option<&'static str>,
+    /// The length the model was trained for, when the listing says: shown, never used as the
+    /// window (a model is often loaded with far less).
+    pub trained: Option<u64>,
 }
 
 /// Why a request did not produce a reply. Every message names the endpoint and what to do.
@@ -240,6 +245,16 @@ impl Backend {
     /// The endpoint's base URL.
     pub fn endpoint(&self) -> &str {
         &self.base
+    }
+
+    /// A GET with the API key, for the probes of what the server serves.
+    pub(crate) fn get(&self, url: &str) -> reqwest::RequestBuilder {
+        self.request(reqwest::Method::GET, url)
+    }
+
+    /// A POST with the API key.
+    pub(crate) fn post(&self, url: &str) -> reqwest::RequestBuilder {
+        self.request(reqwest::Method::POST, url)
     }
 
     fn request(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
@@ -525,10 +540,13 @@ impl Backend {
                 list.iter()
                     .filter_map(|m| {
                         let id = m["id"].as_str()?.to_string();
+                        let (served, trained) = crate::served_context::listed_context(m);
                         Some(ModelInfo {
                             id,
                             details: String::new(),
-                            context: context_of(m),
+                            context: served.map(|s| s.0),
+                            context_source: served.map(|s| s.1),
+                            trained,
                         })
                     })
                     .collect()
@@ -553,6 +571,8 @@ impl Backend {
                                 id: name.to_string(),
                                 details,
                                 context: None,
+                                context_source: None,
+                                trained: None,
                             }),
                         }
                     }
@@ -587,19 +607,6 @@ fn arguments_text(v: &Value) -> String {
         Value::Null => String::new(),
         other => other.to_string(),
     }
-}
-
-fn context_of(m: &Value) -> Option<u64> {
-    [
-        "max_model_len",
-        "context_length",
-        "max_context_length",
-        "context_window",
-    ]
-    .iter()
-    .find_map(|k| m[*k].as_u64())
-    .or_else(|| m["meta"]["n_ctx"].as_u64())
-    .or_else(|| m["meta"]["n_ctx_train"].as_u64())
 }
 
 fn ollama_details(m: &Value) -> String {

@@ -154,6 +154,8 @@ mod tests {
             id: id.into(),
             details: d.into(),
             context: None,
+            context_source: None,
+            trained: None,
         };
         let models = vec![
             m("qwen2.5-coder:7b", "7.6B, Q4_K_M"),

@@ -6,7 +6,8 @@
 //!   [`trajectory`] (the log of a run).
 //! - Learning: [`evolve`], the bandit that picks the edit format per model family and language.
 //! - The model: [`backend`] (OpenAI-compatible chat, streaming, retries), [`runaway`] (a reply
-//!   that loops or rambles, stopped on the stream), [`find_models`].
+//!   that loops or rambles, stopped on the stream), [`served_context`] (the context the server
+//!   really loaded), [`find_models`].
 //! - Around the tools: [`hooks`] (the project's pre/post commands), [`approvals`] (which
 //!   control files the user trusts), [`skills`], [`specialist`] (the tools that reach the
 //!   network), [`blocking`] (async tools from the sync registry).
@@ -24,6 +25,7 @@ pub mod mcp;
 pub mod prompt;
 pub mod run;
 pub mod runaway;
+pub mod served_context;
 pub mod skills;
 pub mod specialist;
 pub mod toolcall;

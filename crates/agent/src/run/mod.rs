@@ -54,6 +54,8 @@ pub struct RunSettings {
     pub temperature: Option<f32>,
     /// Tokens of the model's context, for compaction.
     pub context_window: usize,
+    /// Where that window came from, in a line (the trajectory keeps it).
+    pub context_from: String,
     /// The edit format: which edit tool is taught and offered first, and which example the prompt carries (the
     /// registry given to the agent should be [`prompt::registry_for`] this arm).
     pub arm: crate::evolve::Arm,

@@ -73,6 +73,7 @@ impl Agent {
                 "max_tokens": self.settings.max_tokens,
                 "edit_format": self.settings.arm.name(),
                 "context_window": self.settings.context_window,
+                "context_from": self.settings.context_from,
                 "tools": self.tools_json.iter().map(|t| t["function"]["name"].clone()).collect::<Vec<_>>(),
                 "system": self.history[0].message.content,
                 "first_message": self.history[1].message.content,

@@ -77,6 +77,26 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
                             },
                         },
                     });
+                    // The context the model is served with, and where that was read.
+                    let model = ws
+                        .config
+                        .model
+                        .clone()
+                        .filter(|m| models.iter().any(|x| &x.id == m))
+                        .or_else(|| models.first().map(|m| m.id.clone()));
+                    if let Some(model) = model {
+                        let window =
+                            run::context_window(&runtime, &backend, &ws.config, &model, &models);
+                        let warning = window.warning();
+                        checks.push(Check {
+                            ok: warning.is_none(),
+                            essential: false,
+                            text: match warning {
+                                Some(w) => format!("{} for {model}: {w}", window.describe()),
+                                None => format!("{} for {model}", window.describe()),
+                            },
+                        });
+                    }
                 }
                 Err(e) => checks.push(Check {
                     ok: false,

@@ -14,6 +14,7 @@ use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, DEFAULT_ENDPOIN
 use slmcode_agent::evolve::{self, Evolve};
 use slmcode_agent::prompt;
 use slmcode_agent::run::{Agent, Event, RunSettings};
+use slmcode_agent::served_context::{window_in_force, ContextWindow};
 use slmcode_agent::skills::{self, SkillTool};
 use slmcode_agent::user_config;
 use tokio_util::sync::CancellationToken;
@@ -110,6 +111,23 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
+/// The context window a run of `model` works within: the config's when set, else what the
+/// server says it loaded.
+pub fn context_window(
+    runtime: &tokio::runtime::Runtime,
+    backend: &Backend,
+    config: &Config,
+    model: &str,
+    listed: &[ModelInfo],
+) -> ContextWindow {
+    let served = runtime.block_on(backend.served_context(model, listed));
+    window_in_force(
+        config.context_window,
+        config.origins.get("context_window").map(String::as_str),
+        served,
+    )
+}
+
 /// `slmcode models`.
 pub fn models(config: &Config, query: Option<&str>, limit: usize) -> Result<ExitCode> {
     let backend = backend(config, true)?;
@@ -130,15 +148,10 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     // Is anyone there, and with which models? One clear error if not.
     let listed = runtime.block_on(backend.models())?;
     let model = choose_model(&ws, &listed)?;
-    let context_window = if ws.config.is_set("context_window") {
-        ws.config.context_window
-    } else {
-        listed
-            .iter()
-            .find(|m| m.id == model)
-            .and_then(|m| m.context)
-            .map_or(ws.config.context_window, |c| c as usize)
-    };
+    let window = context_window(&runtime, &backend, &ws.config, &model, &listed);
+    if let Some(w) = window.warning() {
+        eprintln!("slmcode: warning: {w}");
+    }
     let max_turns = ws.config.max_turns.max(1);
     let mut warnings = Vec::new();
     let user_skills = user_config::config_dir().map(|d| d.join("skills"));
@@ -175,7 +188,8 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         max_turns,
         max_tokens: u32::try_from(ws.config.max_tokens).unwrap_or(u32::MAX),
         temperature: None,
-        context_window,
+        context_window: window.tokens,
+        context_from: window.describe(),
         arm: choice.arm,
         runaway: slmcode_agent::runaway::RunawayLimits {
             loop_chars: ws.config.runaway_loop_chars,
@@ -195,7 +209,10 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     );
     let run_id = agent.trajectory().id.clone();
     let log = agent.trajectory().path.to_string();
-    eprintln!("slmcode run {run_id} · {model} at {endpoint} · up to {max_turns} turns");
+    eprintln!(
+        "slmcode run {run_id} · {model} at {endpoint} · {} · up to {max_turns} turns",
+        window.describe()
+    );
     let cancel = CancellationToken::new();
     let stop = cancel.clone();
     let outcome = runtime.block_on(async move {

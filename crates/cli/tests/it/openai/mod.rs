@@ -60,6 +60,11 @@ struct Shared {
     models: Vec<Value>,
     /// What Ollama's /api/tags lists (empty: the route answers with no models).
     tags: Vec<Value>,
+    /// Other pages the server answers, by "METHOD /path" (the query ignored): how a test
+    /// shapes the server as llama.cpp, Ollama, LM Studio… Anything else is a 404.
+    routes: std::collections::HashMap<String, Value>,
+    /// Every request to one of the other pages, as "METHOD /path?query".
+    probes: Vec<String>,
 }
 
 /// The running server; stops when dropped (with the test).
@@ -94,6 +99,7 @@ impl FakeModel {
                     .route("/v1/models", get(list_models))
                     .route("/api/tags", get(list_tags))
                     .route("/v1/chat/completions", post(chat))
+                    .fallback(other_page)
                     .with_state(state);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
@@ -122,6 +128,21 @@ impl FakeModel {
     pub fn with_ollama_tags(self, tags: Vec<Value>) -> FakeModel {
         self.shared.lock().unwrap().tags = tags;
         self
+    }
+
+    /// Answers `method path` (e.g. "GET /props") with this JSON.
+    pub fn with_route(self, method: &str, path: &str, body: Value) -> FakeModel {
+        self.shared
+            .lock()
+            .unwrap()
+            .routes
+            .insert(format!("{method} {path}"), body);
+        self
+    }
+
+    /// The requests to pages other than the chat and the model list, in order.
+    pub fn probes(&self) -> Vec<String> {
+        self.shared.lock().unwrap().probes.clone()
     }
 
     /// Every chat request body received, in order.
@@ -172,6 +193,19 @@ async fn list_models(State(shared): State<Arc<Mutex<Shared>>>) -> Json<Value> {
 async fn list_tags(State(shared): State<Arc<Mutex<Shared>>>) -> Json<Value> {
     let tags = shared.lock().unwrap().tags.clone();
     Json(json!({"models": tags}))
+}
+
+async fn other_page(
+    State(shared): State<Arc<Mutex<Shared>>>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+) -> Response {
+    let mut s = shared.lock().unwrap();
+    s.probes.push(format!("{method} {uri}"));
+    match s.routes.get(&format!("{method} {}", uri.path())) {
+        Some(body) => Json(body.clone()).into_response(),
+        None => (StatusCode::NOT_FOUND, "File Not Found").into_response(),
+    }
 }
 
 async fn chat(

@@ -115,45 +115,6 @@ fn models_are_listed() {
 }
 
 #[test]
-fn the_servers_context_length_is_used_when_the_config_says_none() {
-    let p = Project::new();
-    let big: String = (1..=110)
-        .map(|i| format!("line {i} of a long file with some words on it\n"))
-        .collect();
-    for name in ["a.txt", "b.txt", "c.txt"] {
-        p.write(name, &big);
-    }
-    let script = || {
-        vec![
-            Scripted::call("ws_read", json!({"path": "a.txt"})),
-            Scripted::call("ws_read", json!({"path": "b.txt"})),
-            Scripted::call("ws_read", json!({"path": "c.txt"})),
-            Scripted::final_done("read them"),
-        ]
-    };
-    // The server serves the model with a small context: old results are elided.
-    let small = FakeModel::with_models(script(), vec![json!({"id": "m", "max_model_len": 3072})]);
-    let r = run(&p, &small, "read the files");
-    assert_done(&r, &[]);
-    assert!(
-        r.stderr.contains("old tool result(s) elided"),
-        "{}",
-        r.stderr
-    );
-    // An explicit context_window in the config wins over the server's.
-    let small = FakeModel::with_models(script(), vec![json!({"id": "m", "max_model_len": 3072})]);
-    let r = run_with(
-        &p,
-        &small,
-        "read the files",
-        &[],
-        &[("SLMCODE_CONTEXT_WINDOW", "100000")],
-    );
-    assert_done(&r, &[]);
-    assert!(!r.stderr.contains("elided"), "{}", r.stderr);
-}
-
-#[test]
 fn ollama_tags_add_size_and_quantization() {
     let model = FakeModel::with_models(vec![], vec![json!({"id": "qwen2.5-coder:7b"})]).with_ollama_tags(vec![
         json!({"name": "qwen2.5-coder:7b", "size": 4_683_087_332u64, "details": {"parameter_size": "7.6B", "quantization_level": "Q4_K_M"}}),
