@@ -118,6 +118,16 @@ fn valid_id(id: &str) -> Result<(), ToolError> {
 }
 
 impl Checkpoints {
+    /// A session that goes on adding to checkpoint session `id` (a resumed run): paths the
+    /// manifest holds keep their first copy. `None` for an id that is not one.
+    pub fn continuing(id: &str) -> Option<Checkpoints> {
+        valid_id(id).ok()?;
+        Some(Checkpoints {
+            id: Some(id.to_string()),
+            saved: HashSet::new(),
+        })
+    }
+
     /// This session's id, once something was saved.
     pub fn id(&self) -> Option<&str> {
         self.id.as_deref()

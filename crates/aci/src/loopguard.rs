@@ -4,13 +4,15 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// How many recent calls are remembered.
 pub const LOOP_WINDOW: usize = 12;
 
-/// Repeated-call detection for one task.
-#[derive(Debug, Default)]
+/// Repeated-call detection for one task. Saved with a run, so a follow-up (`slmcode run
+/// --resume`) continues the task's guard rather than forgetting what was repeated.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoopGuard {
     /// Recent calls and a hash of what each returned.
     recent: VecDeque<(String, u64)>,

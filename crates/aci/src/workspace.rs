@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use crate::checkpoint::Checkpoints;
 use crate::config::Config;
 use crate::loopguard::LoopGuard;
@@ -33,7 +35,7 @@ pub enum Freshness {
 }
 
 /// One checklist item of ws_todo.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TodoItem {
     pub text: String,
     pub done: bool,
@@ -105,6 +107,79 @@ impl Session {
     }
 }
 
+/// What a session knows that a later run may continue from (`slmcode run --resume`): what it
+/// read, so a file read and unchanged since may be edited without a re-read (a file changed
+/// since must be read again, as in one session); its checklist; the task's loop guard; and
+/// its checkpoint session, so one restore undoes the run and its follow-ups.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionState {
+    pub reads: Vec<SavedRead>,
+    pub todo: Vec<TodoItem>,
+    pub loop_guard: LoopGuard,
+    pub checkpoint: Option<String>,
+}
+
+/// One read record as saved: the resolved path, the BLAKE3 of the bytes read (hex) and their
+/// length.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedRead {
+    pub path: String,
+    pub blake3: String,
+    pub len: u64,
+}
+
+impl Session {
+    /// What a follow-up run needs of this session.
+    pub fn state(&self) -> SessionState {
+        let mut reads: Vec<SavedRead> = self
+            .reads
+            .iter()
+            .map(|(path, r)| SavedRead {
+                path: path.to_string(),
+                blake3: blake3::Hash::from_bytes(r.hash).to_hex().to_string(),
+                len: r.len,
+            })
+            .collect();
+        reads.sort_by(|a, b| a.path.cmp(&b.path));
+        SessionState {
+            reads,
+            todo: self.todo.clone(),
+            loop_guard: self.loop_guard.clone(),
+            checkpoint: self.checkpoints.id().map(str::to_string),
+        }
+    }
+
+    /// A session that continues from `state`. A saved path or hash that does not read back (a
+    /// hand-edited state file) is dropped: the file then counts as never read, which only
+    /// asks for a read.
+    pub fn resume(jail: &Jail, state: SessionState) -> Session {
+        let mut session = Session {
+            todo: state.todo,
+            loop_guard: state.loop_guard,
+            checkpoints: state
+                .checkpoint
+                .and_then(|id| Checkpoints::continuing(&id))
+                .unwrap_or_default(),
+            ..Session::default()
+        };
+        for read in state.reads {
+            let (Ok(path), Ok(hash)) =
+                (jail.parse(&read.path), blake3::Hash::from_hex(&read.blake3))
+            else {
+                continue;
+            };
+            session.reads.insert(
+                path,
+                ReadRecord {
+                    hash: *hash.as_bytes(),
+                    len: read.len,
+                },
+            );
+        }
+        session
+    }
+}
+
 /// A session bound to one project root.
 #[derive(Debug)]
 pub struct Workspace {
@@ -132,5 +207,49 @@ impl Workspace {
             session: Session::default(),
             secrets,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_session_keeps_reads_todo_guard_and_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let jail = Jail::open(dir.path()).unwrap();
+        let mut s = Session::default();
+        let path = jail.parse("src/a.rs").unwrap();
+        let bytes = b"fn a() {}\n";
+        s.record_read(
+            path.clone(),
+            ReadRecord {
+                hash: *blake3::hash(bytes).as_bytes(),
+                len: bytes.len() as u64,
+            },
+        );
+        s.todo.push(TodoItem {
+            text: "fix a".into(),
+            done: true,
+        });
+        s.loop_guard.record("ws_read {}".into(), 7, false);
+        let mut state = s.state();
+        state.checkpoint = Some("1700000000-42-1".into());
+        let text = serde_json::to_string(&state).unwrap();
+        let back: SessionState = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, state);
+        let r = Session::resume(&jail, back);
+        assert_eq!(r.freshness(&path, bytes), Freshness::Fresh);
+        assert_eq!(r.freshness(&path, b"fn b() {}\n"), Freshness::Changed);
+        assert_eq!(r.todo, s.todo);
+        assert!(r.loop_guard.repeated("ws_read {}", Some(7)));
+        assert_eq!(r.checkpoints.id(), Some("1700000000-42-1"));
+        // What does not read back counts as never read, and a bad id starts a new session.
+        let mut bad = state.clone();
+        bad.reads[0].blake3 = "zz".into();
+        bad.checkpoint = Some("../x".into());
+        let r = Session::resume(&jail, bad);
+        assert_eq!(r.freshness(&path, bytes), Freshness::NeverRead);
+        assert_eq!(r.checkpoints.id(), None);
     }
 }

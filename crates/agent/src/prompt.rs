@@ -155,6 +155,21 @@ pub fn task_message(task: &str, instructions: Option<&str>, skills: Option<&str>
     text
 }
 
+/// The message that continues a finished run with a new instruction (`slmcode run --resume`).
+/// The conversation above it is the earlier task, kept as the model saw it.
+pub fn follow_up_message(task: &str, skills: Option<&str>) -> String {
+    let mut text = format!(
+        "Follow-up task: {}\nIt continues the work above. Files may have changed since: a tool tells you when one must be read again. One tool call per turn; when done, reply with the final JSON.\n",
+        task.trim()
+    );
+    if let Some(s) = skills {
+        text.push('\n');
+        text.push_str(s.trim_end());
+        text.push('\n');
+    }
+    text
+}
+
 /// The note added to a request when few turns are left.
 pub fn turns_left_warning(left: usize) -> String {
     format!(

@@ -97,11 +97,12 @@ pub fn list(jail: &Jail) -> Result<Vec<String>, ToolError> {
     let mut out = Vec::new();
     for id in ids {
         let records = load(jail, &id).unwrap_or_default();
-        let task = records
-            .iter()
-            .find(|r| r["type"] == "start")
-            .and_then(|r| r["task"].as_str())
-            .unwrap_or("?");
+        let start = records.iter().find(|r| r["type"] == "start");
+        let task = start.and_then(|r| r["task"].as_str()).unwrap_or("?");
+        let task = match start.and_then(|r| r["resumed_from"].as_str()) {
+            Some(from) => format!("(follows up {from}) {task}"),
+            None => task.to_string(),
+        };
         let end = records.iter().rev().find(|r| r["type"] == "final");
         let status = end
             .and_then(|r| r["answer"]["status"].as_str())
@@ -118,12 +119,17 @@ pub fn show(jail: &Jail, id: &str) -> Result<String, ToolError> {
     let mut out = String::new();
     for r in load(jail, id)? {
         match r["type"].as_str().unwrap_or("") {
-            "start" => out.push_str(&format!(
-                "run {id}: {} at {}\ntask: {}\n",
-                r["model"].as_str().unwrap_or("?"),
-                r["endpoint"].as_str().unwrap_or("?"),
-                r["task"].as_str().unwrap_or("?")
-            )),
+            "start" => {
+                out.push_str(&format!(
+                    "run {id}: {} at {}\ntask: {}\n",
+                    r["model"].as_str().unwrap_or("?"),
+                    r["endpoint"].as_str().unwrap_or("?"),
+                    r["task"].as_str().unwrap_or("?")
+                ));
+                if let Some(from) = r["resumed_from"].as_str() {
+                    out.push_str(&format!("follows up run {from}\n"));
+                }
+            }
             "reply" => {
                 out.push_str(&format!("\n── turn {} · model\n", r["turn"]));
                 if let Some(c) = r["content"].as_str().filter(|c| !c.trim().is_empty()) {

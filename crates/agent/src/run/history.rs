@@ -2,6 +2,7 @@
 //! one-line summary, never removed, so every call keeps its result), the token estimate that
 //! decides when to compact and notices a prompt the server cut, and clipping for display.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use slmcode_aci::ToolResult;
 
@@ -10,7 +11,8 @@ use super::{Agent, COMPACT_AT};
 use crate::backend::Message;
 
 /// What kind of message an entry of the history is, for compaction.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub(super) enum EntryKind {
     Fixed,
     Assistant,
@@ -18,7 +20,7 @@ pub(super) enum EntryKind {
 }
 
 /// A message of the history, and what kind it is.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct Entry {
     pub(super) message: Message,
     pub(super) kind: EntryKind,

@@ -19,6 +19,7 @@
 mod calls;
 mod final_answer;
 mod history;
+mod resume;
 mod turn;
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -35,6 +36,7 @@ use crate::trajectory::Trajectory;
 
 pub use final_answer::{parse_final, FinalAnswer};
 pub use history::estimate_tokens;
+pub use resume::{latest as latest_saved_run, load as load_saved_run, SavedRun};
 
 use history::{Entry, EntryKind};
 
@@ -131,6 +133,8 @@ pub struct Agent {
     /// Failed checks that may still go back to the model.
     verify_left: usize,
     edit_outcomes: Vec<(crate::evolve::Arm, EditOutcome)>,
+    /// The run this one follows up (`slmcode run --resume`).
+    resumed_from: Option<String>,
 }
 
 impl Agent {
@@ -144,7 +148,6 @@ impl Agent {
         skills_text: Option<String>,
         on_event: Box<dyn FnMut(&Event) + Send>,
     ) -> Agent {
-        let settings_verify_retries = settings.verify_retries;
         let instructions = {
             let mut ws = workspace.lock().unwrap_or_else(PoisonError::into_inner);
             ws.session.start_task();
@@ -165,6 +168,18 @@ impl Agent {
                 kind: EntryKind::Fixed,
             },
         ];
+        Agent::assemble(backend, registry, workspace, settings, history, on_event)
+    }
+
+    /// A run over `history`: the tool definitions and what the text parser reads as calls.
+    fn assemble(
+        backend: Backend,
+        registry: Arc<Registry>,
+        workspace: Arc<Mutex<Workspace>>,
+        settings: RunSettings,
+        history: Vec<Entry>,
+        on_event: Box<dyn FnMut(&Event) + Send>,
+    ) -> Agent {
         let tools_json = prompt::tool_definitions(&registry);
         let offered = registry
             .specs()
@@ -186,6 +201,7 @@ impl Agent {
                 });
             }
         }
+        let verify_left = settings.verify_retries;
         Agent {
             backend,
             registry,
@@ -199,8 +215,9 @@ impl Agent {
             history,
             warned_cut: false,
             repaired_final: false,
-            verify_left: settings_verify_retries,
+            verify_left,
             edit_outcomes: Vec::new(),
+            resumed_from: None,
         }
     }
 

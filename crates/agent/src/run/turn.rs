@@ -37,14 +37,26 @@ impl Agent {
         let mut ended_on_call = false;
         while turn < self.settings.max_turns {
             turn += 1;
-            match self.turn(turn, &cancel).await? {
+            let step = match self.turn(turn, &cancel).await {
+                Ok(step) => step,
+                Err(e) => {
+                    // A server that failed can be resumed once it is back.
+                    self.save_for_follow_up("error");
+                    return Err(e);
+                }
+            };
+            match step {
                 Turn::Continue { ran_call } => ended_on_call = ran_call,
                 Turn::Final(answer) => return Ok(self.finish(answer, turn, started)),
                 Turn::Interrupted => return Ok(self.interrupted(turn, started)),
             }
         }
         let answer = if ended_on_call {
-            match self.finish_after_budget(turn, &cancel).await? {
+            let last = self.finish_after_budget(turn, &cancel).await;
+            if last.is_err() {
+                self.save_for_follow_up("error");
+            }
+            match last? {
                 Some(answer) => answer,
                 None => return Ok(self.interrupted(turn, started)),
             }
@@ -63,22 +75,24 @@ impl Agent {
     /// The first record of the trajectory: the settings, the tools, the first two messages.
     fn log_start(&mut self) {
         let max = self.settings.max_turns;
-        self.log(
-            "start",
-            json!({
-                "task": self.settings.task,
-                "model": self.settings.model,
-                "endpoint": self.backend.endpoint(),
-                "max_turns": max,
-                "max_tokens": self.settings.max_tokens,
-                "edit_format": self.settings.arm.name(),
-                "context_window": self.settings.context_window,
-                "context_from": self.settings.context_from,
-                "tools": self.tools_json.iter().map(|t| t["function"]["name"].clone()).collect::<Vec<_>>(),
-                "system": self.history[0].message.content,
-                "first_message": self.history[1].message.content,
-            }),
-        );
+        let mut start = json!({
+            "task": self.settings.task,
+            "model": self.settings.model,
+            "endpoint": self.backend.endpoint(),
+            "max_turns": max,
+            "max_tokens": self.settings.max_tokens,
+            "edit_format": self.settings.arm.name(),
+            "context_window": self.settings.context_window,
+            "context_from": self.settings.context_from,
+            "tools": self.tools_json.iter().map(|t| t["function"]["name"].clone()).collect::<Vec<_>>(),
+            "system": self.history[0].message.content,
+            "first_message": self.history[1].message.content,
+        });
+        if let Some(id) = &self.resumed_from {
+            start["resumed_from"] = json!(id);
+            start["follow_up"] = json!(self.history.last().map(|e| e.message.content.clone()));
+        }
+        self.log("start", start);
     }
 
     /// One turn: the request, then whatever the reply calls for.
@@ -128,7 +142,14 @@ impl Agent {
         Ok(match calls.into_iter().next() {
             Some(call) => self.run_call(turn, &reply, call, dropped, cancel).await,
             None => match self.no_call(&reply, problem) {
-                Turn::Final(answer) => self.verify(answer, &reply.content, true).await,
+                Turn::Final(answer) => {
+                    // The answer is part of the conversation a follow-up continues.
+                    self.push(
+                        Message::assistant(reply.content.clone()),
+                        EntryKind::Assistant,
+                    );
+                    self.verify(answer, true).await
+                }
                 other => other,
             },
         })
@@ -138,7 +159,7 @@ impl Agent {
     /// (its policy, sandbox and hooks). Passed: the answer stands, verified. Failed: the
     /// output goes back to the model (tail first) while retries are left, then the run ends
     /// blocked. No check configured, or not `done`: the answer as it is.
-    async fn verify(&mut self, mut answer: FinalAnswer, said: &str, may_retry: bool) -> Turn {
+    async fn verify(&mut self, mut answer: FinalAnswer, may_retry: bool) -> Turn {
         let Some(check) = self.settings.verify.clone() else {
             return Turn::Final(answer);
         };
@@ -181,7 +202,6 @@ impl Agent {
                     "retries"
                 }
             ));
-            self.push(Message::assistant(said.to_string()), EntryKind::Assistant);
             self.push(
                 Message::user(format!(
                     "The check `{check}` failed, so the task is not done yet:\n{tail}\nFix the cause, then answer again."
@@ -328,7 +348,7 @@ impl Agent {
             verified: None,
         });
         // Out of turns: checked, but no retry.
-        Ok(match self.verify(answer, &reply.content, false).await {
+        Ok(match self.verify(answer, false).await {
             Turn::Final(answer) => Some(answer),
             _ => None,
         })
@@ -437,6 +457,7 @@ impl Agent {
             answer.files_changed = changed;
         }
         let elapsed = started.elapsed();
+        self.save_for_follow_up(&answer.status);
         self.log(
             "final",
             json!({"answer": answer, "turns": turns, "elapsed_ms": elapsed.as_millis() as u64}),

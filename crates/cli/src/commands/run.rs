@@ -13,7 +13,7 @@ use slmcode_aci::{lang, Config, Registry, Workspace};
 use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, DEFAULT_ENDPOINT};
 use slmcode_agent::evolve::{self, Evolve};
 use slmcode_agent::prompt;
-use slmcode_agent::run::{Agent, Event, RunSettings};
+use slmcode_agent::run::{latest_saved_run, load_saved_run, Agent, Event, RunSettings, SavedRun};
 use slmcode_agent::served_context::{window_in_force, ContextWindow};
 use slmcode_agent::skills::{self, SkillTool};
 use slmcode_agent::user_config;
@@ -22,8 +22,13 @@ use tokio_util::sync::CancellationToken;
 /// The arguments of `slmcode run`.
 #[derive(clap::Args, Clone)]
 pub struct RunArgs {
-    /// What to do, in plain words.
-    pub task: String,
+    /// What to do, in plain words (with --resume: the follow-up instruction).
+    pub task: Option<String>,
+    /// Continue a run's conversation (its history, what it read, its loop guard) with a new
+    /// instruction: `--resume "now also …"` follows the project's last run, `--resume ID "…"`
+    /// another one (see `slmcode runs list`).
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
     /// Project root (default: the current directory).
     #[arg(long)]
     pub root: Option<PathBuf>,
@@ -140,14 +145,16 @@ pub fn models(config: &Config, query: Option<&str>, limit: usize) -> Result<Exit
 
 /// `slmcode run`.
 pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
-    if args.task.trim().is_empty() {
-        bail!("the task is empty: say what to do, e.g. slmcode run \"add a --verbose flag\"");
-    }
+    let (task, follow) = task_and_follow_up(&args, &ws)?;
     let backend = backend(&ws.config, !args.no_stream)?;
     let runtime = runtime()?;
     // Is anyone there, and with which models? One clear error if not.
     let listed = runtime.block_on(backend.models())?;
-    let model = choose_model(&ws, &listed)?;
+    let model = match (&follow, &args.model) {
+        // A follow-up keeps its run's model unless told otherwise.
+        (Some(saved), None) => saved.model.clone(),
+        _ => choose_model(&ws, &listed)?,
+    };
     let window = context_window(&runtime, &backend, &ws.config, &model, &listed);
     if let Some(w) = window.warning() {
         eprintln!("slmcode: warning: {w}");
@@ -159,10 +166,10 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     for w in warnings {
         eprintln!("slmcode: warning: skill {w}");
     }
-    let skills_text = skills::render(&skill_list, &args.task);
+    let skills_text = skills::render(&skill_list, &task);
     // The edit format: the bandit's choice for this model family and language.
     let family = evolve::model_family(&model);
-    let language = task_language(&args.task, &ws);
+    let language = task_language(&task, &ws);
     let state_path = Evolve::default_path();
     let learned = match state_path.as_deref().map(Evolve::load) {
         Some(Ok(e)) => e,
@@ -172,25 +179,38 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         }
         None => Evolve::default(),
     };
-    let choice = learned.choose(&family, language, !args.no_explore, &mut rand::rng());
-    eprintln!(
-        "edit format: {} for {family} · {language} ({})",
-        choice.arm, choice.reason
-    );
-    let mut registry = prompt::registry_for(choice.arm, Registry::coding());
+    let arm = match &follow {
+        // The saved conversation teaches its edit format; a follow-up keeps it.
+        Some(saved) => {
+            eprintln!(
+                "edit format: {} for {family} · {language} (as in run {}, which this follows up)",
+                saved.arm, saved.run_id
+            );
+            saved.arm
+        }
+        None => {
+            let choice = learned.choose(&family, language, !args.no_explore, &mut rand::rng());
+            eprintln!(
+                "edit format: {} for {family} · {language} ({})",
+                choice.arm, choice.reason
+            );
+            choice.arm
+        }
+    };
+    let mut registry = prompt::registry_for(arm, Registry::coding());
     if !skill_list.is_empty() {
         registry = registry.with(Arc::new(SkillTool::new(skill_list)));
     }
     let registry = crate::with_project_hooks(registry, &ws)?;
     let settings = RunSettings {
-        task: args.task.clone(),
+        task,
         model: model.clone(),
         max_turns,
         max_tokens: u32::try_from(ws.config.max_tokens).unwrap_or(u32::MAX),
         temperature: None,
         context_window: window.tokens,
         context_from: window.describe(),
-        arm: choice.arm,
+        arm,
         runaway: slmcode_agent::runaway::RunawayLimits {
             loop_chars: ws.config.runaway_loop_chars,
             text_chars: ws.config.runaway_text_chars,
@@ -199,18 +219,35 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         verify_retries: ws.config.verify_retries,
     };
     let endpoint = backend.endpoint().to_string();
-    let agent = Agent::new(
-        backend,
-        Arc::new(registry),
-        Arc::new(Mutex::new(ws)),
-        settings,
-        skills_text,
-        Box::new(progress),
-    );
+    let workspace = Arc::new(Mutex::new(ws));
+    let registry = Arc::new(registry);
+    let follows = follow
+        .as_ref()
+        .map(|s| format!(" (follows up {})", s.run_id))
+        .unwrap_or_default();
+    let agent = match follow {
+        Some(saved) => Agent::resume(
+            backend,
+            registry,
+            workspace,
+            settings,
+            saved,
+            skills_text,
+            Box::new(progress),
+        ),
+        None => Agent::new(
+            backend,
+            registry,
+            workspace,
+            settings,
+            skills_text,
+            Box::new(progress),
+        ),
+    };
     let run_id = agent.trajectory().id.clone();
     let log = agent.trajectory().path.to_string();
     eprintln!(
-        "slmcode run {run_id} · {model} at {endpoint} · {} · up to {max_turns} turns",
+        "slmcode run {run_id}{follows} · {model} at {endpoint} · {} · up to {max_turns} turns",
         window.describe()
     );
     let cancel = CancellationToken::new();
@@ -254,7 +291,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         answer.summary.trim()
     );
     if answer.status == "interrupted" {
-        eprintln!("stopped; what the run did is in {log} (slmcode runs show {run_id})");
+        eprintln!("stopped; what the run did is in {log} (slmcode runs show {run_id}); go on with slmcode run --resume {run_id} \"…\"");
     }
     if args.json {
         writeln!(
@@ -268,6 +305,48 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         "interrupted" => ExitCode::from(130),
         _ => ExitCode::from(1),
     })
+}
+
+/// The task, and the saved run it follows up when `--resume` is given. `--resume "now also …"`
+/// with no other words reads the words as the task (clap cannot tell them from an id): a run
+/// id is digits and dashes, a task is not.
+fn task_and_follow_up(args: &RunArgs, ws: &Workspace) -> Result<(String, Option<SavedRun>)> {
+    let (id, task) = match (&args.resume, &args.task) {
+        (None, task) => (None, task.clone().unwrap_or_default()),
+        (Some(id), Some(task)) => (Some(id.clone()), task.clone()),
+        (Some(given), None) if looks_like_run_id(given) => {
+            bail!("say what the follow-up should do: slmcode run --resume {given} \"now also …\"")
+        }
+        (Some(given), None) => (Some(String::new()), given.clone()),
+    };
+    if task.trim().is_empty() {
+        bail!(
+            "the task is empty: say what to do, e.g. slmcode run \"add a --verbose flag\"{}",
+            if id.is_some() {
+                " (or slmcode run --resume \"now also …\")"
+            } else {
+                ""
+            }
+        );
+    }
+    let Some(id) = id else {
+        return Ok((task, None));
+    };
+    let id = match id.trim() {
+        "" => match latest_saved_run(&ws.jail)? {
+            Some(id) => id,
+            None => bail!(
+                "there is no run to follow up in this project yet: start one with slmcode run \"…\""
+            ),
+        },
+        given => given.to_string(),
+    };
+    Ok((task, Some(load_saved_run(&ws.jail, &id)?)))
+}
+
+/// Run ids are `YYYYMMDD-HHMMSS-PID`: digits and dashes.
+fn looks_like_run_id(s: &str) -> bool {
+    !s.is_empty() && s.contains('-') && s.chars().all(|c| c.is_ascii_digit() || c == '-')
 }
 
 /// The configured model (flag, environment, project, user), else the server's first.

@@ -90,10 +90,10 @@ fn a_run_teaches_the_bandit_and_stats_show_the_drift() {
     // The rung report is in the trajectory.
     let log = std::fs::read_dir(p.path(".slmcode/runs"))
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
     let text = std::fs::read_to_string(log).unwrap();
     assert!(
         text.contains("\"edit_outcome\":{\"fuzzy\":\"indentation\"}"),

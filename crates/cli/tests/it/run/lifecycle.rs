@@ -191,12 +191,17 @@ fn ctrl_c_stops_cleanly_and_names_the_trajectory() {
     );
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(answer["status"], "interrupted");
+    // The run can go on from where it stopped.
+    assert!(
+        stderr.contains("go on with slmcode run --resume "),
+        "{stderr}"
+    );
     let log = std::fs::read_dir(p.path(".slmcode/runs"))
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
     let text = std::fs::read_to_string(log).unwrap();
     assert!(
         text.contains("\"type\":\"tool\"") && text.contains("\"status\":\"interrupted\""),

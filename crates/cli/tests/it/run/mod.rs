@@ -98,6 +98,7 @@ fn assert_done(r: &Ran, files: &[&str]) {
 
 mod context;
 mod lifecycle;
+mod resume;
 mod runaway;
 mod server;
 mod text_calls;

@@ -54,8 +54,18 @@ fn a_task_solved_with_native_calls() {
         r.stderr
     );
     assert!(r.stderr.contains("tok/s"), "{}", r.stderr);
-    let runs = std::fs::read_dir(p.path(".slmcode/runs")).unwrap().count();
-    assert_eq!(runs, 1);
+    // The trajectory, and what a follow-up (--resume) needs.
+    let mut runs: Vec<String> = std::fs::read_dir(p.path(".slmcode/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(
+        runs[0].ends_with(".jsonl") && runs[1] == runs[0].replace(".jsonl", ".state.json"),
+        "{runs:?}"
+    );
 }
 
 /// Each way a small model writes a tool call as text, the same task solved.
