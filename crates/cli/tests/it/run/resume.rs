@@ -137,7 +137,14 @@ fn a_file_changed_since_the_run_must_be_read_again() {
         fix_app(),
         Scripted::final_done("fixed"),
     ]);
-    let r = run_with(&p, &second, "fix total()", &["--resume"], &[]);
+    // Whole replies this time: a follow-up does not depend on streaming.
+    let r = run_with(
+        &p,
+        &second,
+        "fix total()",
+        &["--resume", "--no-stream"],
+        &[],
+    );
     assert_done(&r, &["app.py"]);
     let refused = result_sent(&second, 1);
     assert!(
