@@ -50,6 +50,8 @@ pub enum RefusalClass {
     Io,
     /// A bug inside slmcode.
     Internal,
+    /// The caller cancelled the call before it finished.
+    Cancelled,
     /// Any other refusal that says how to retry.
     Other,
 }

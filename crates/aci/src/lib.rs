@@ -8,6 +8,7 @@ pub mod anchor;
 pub mod boundary;
 pub mod checkpoint;
 pub mod config;
+pub mod control;
 mod edit_rules;
 pub mod error;
 pub mod fsx;

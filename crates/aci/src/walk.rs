@@ -32,6 +32,15 @@ impl Walk {
         Ok(Walk { builder })
     }
 
+    /// Stops the walk when `control` is cancelled: no entry is visited after that, so a
+    /// cancelled search over a large tree ends at once.
+    pub fn stop_on(&mut self, control: &crate::control::CallControl) -> &mut Walk {
+        let control = control.clone();
+        self.builder
+            .filter_entry(move |e| e.file_name() != ".git" && !control.is_cancelled());
+        self
+    }
+
     /// Restricts the walk with ripgrep-style `-g` globs rooted at `root`.
     pub fn overrides(&mut self, overrides: ignore::overrides::Override) -> &mut Walk {
         self.builder.overrides(overrides);

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Checkpoints;
 use crate::config::Config;
+use crate::control::CallControl;
 use crate::loopguard::LoopGuard;
 use crate::path::{Jail, RelPath};
 use crate::secrets::Secrets;
@@ -189,6 +190,9 @@ pub struct Workspace {
     /// Values every result is cleaned of: the API key and the environment's tokens. The
     /// harness adds the variables its own config names (`bearer_token_env`).
     pub secrets: Secrets,
+    /// The running call's stop switch and progress sink ([`crate::control`]); a no-op
+    /// outside [`crate::Registry::call_with`].
+    pub control: CallControl,
 }
 
 impl Workspace {
@@ -206,6 +210,7 @@ impl Workspace {
             config,
             session: Session::default(),
             secrets,
+            control: CallControl::default(),
         }
     }
 }

@@ -181,6 +181,7 @@ impl Hooks {
                     Exit::Code(c) => format!("exit {c}"),
                     Exit::Signal(s) => format!("signal {s}"),
                     Exit::TimedOut => format!("timed out after {} s", hook.timeout.as_secs()),
+                    Exit::Cancelled => "cancelled".to_string(),
                 };
                 (ok, format!("{status}: {}", text.trim_end()))
             }

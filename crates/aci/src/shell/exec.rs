@@ -137,6 +137,7 @@ pub fn execute(
         stdin: extra.stdin,
         confinement: Arc::new(confinement),
         memory: Some(memory.clone()),
+        control: ws.control.clone(),
     })
     .map_err(|e| {
         ToolError::refused(

@@ -12,6 +12,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::control::{CallControl, Progress};
 use crate::shell::memory::{MemoryLimit, OutOfMemory};
 use crate::shell::sandbox::{self, Confinement};
 
@@ -38,6 +39,8 @@ pub struct RunSpec {
     pub confinement: Arc<Confinement>,
     /// The memory it may use, its children included; none means unbounded.
     pub memory: Option<Arc<MemoryLimit>>,
+    /// Stops the command when cancelled, and hears its progress.
+    pub control: CallControl,
 }
 
 /// How the command ended.
@@ -46,6 +49,8 @@ pub enum Exit {
     Code(i32),
     Signal(i32),
     TimedOut,
+    /// The caller cancelled the call; the command and its descendants were killed.
+    Cancelled,
 }
 
 /// What a run produced. Output is stdout and stderr interleaved as written.
@@ -88,6 +93,22 @@ struct Capture {
 }
 
 impl Capture {
+    /// The last non-empty line written so far, for progress reports.
+    fn last_line(&self) -> Option<String> {
+        let (a, b) = self.tail.as_slices();
+        let bytes: Vec<u8> = if self.tail.is_empty() {
+            self.head.clone()
+        } else {
+            [a, b].concat()
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        text.lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(|l| l.chars().take(200).collect())
+    }
+
     fn push(&mut self, mut chunk: &[u8]) {
         self.total += chunk.len() as u64;
         if self.head.len() < HEAD_BYTES {
@@ -237,12 +258,12 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         let _ = status_tx.send(child.wait());
     });
     let mut killed = 0usize;
-    let (waited, timed_out) = match status_rx.recv_timeout(spec.timeout) {
-        Ok(status) => (Some(status?), false),
-        Err(_) => {
+    let (waited, stopped) = match wait(spec, started, &status_rx, &capture) {
+        Waited::Ended(status) => (Some(status?), None),
+        Waited::Stop(why) => {
             let (status, swept) = stop(pid, &status_rx);
             killed += swept;
-            (status, true)
+            (status, Some(why))
         }
     };
     let records = Records::parse(&report_rx.recv_timeout(DRAIN_GRACE).unwrap_or_default());
@@ -266,7 +287,9 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     let _ = drained_rx.recv_timeout(DRAIN_GRACE);
 
     let raw = records.status().or_else(|| waited.map(|s| s.into_raw()));
-    let exit = if timed_out || records.supervisor.is_some_and(|s| s.timed_out) {
+    let exit = if let Some(why) = stopped {
+        why
+    } else if records.supervisor.is_some_and(|s| s.timed_out) {
         Exit::TimedOut
     } else {
         match raw.map(ExitStatus::from_raw) {
@@ -301,6 +324,54 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         killed,
         elapsed: started.elapsed(),
     })
+}
+
+/// How often a waiting run looks at the stop switch: a cancelled command is gone within this
+/// and the supervisor's stop.
+const TICK: Duration = Duration::from_millis(25);
+
+/// How often progress is reported to a caller that listens.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// How the wait for the command ended.
+enum Waited {
+    Ended(std::io::Result<ExitStatus>),
+    /// It must be stopped: its time is up ([`Exit::TimedOut`]) or it was cancelled.
+    Stop(Exit),
+}
+
+/// Waits for the command to end, its timeout, or a cancel; reports progress on the way.
+fn wait(
+    spec: &RunSpec,
+    started: Instant,
+    status_rx: &mpsc::Receiver<std::io::Result<ExitStatus>>,
+    capture: &Mutex<Capture>,
+) -> Waited {
+    let deadline = started + spec.timeout;
+    let mut next_report = started + PROGRESS_EVERY;
+    loop {
+        if spec.control.is_cancelled() {
+            return Waited::Stop(Exit::Cancelled);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Waited::Stop(Exit::TimedOut);
+        }
+        match status_rx.recv_timeout(TICK.min(deadline - now)) {
+            Ok(status) => return Waited::Ended(status),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            // The waiting thread is gone without a status: stop everything, to be sure.
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Waited::Stop(Exit::Code(-1)),
+        }
+        if spec.control.wants_progress() && Instant::now() >= next_report {
+            next_report += PROGRESS_EVERY;
+            let last_line = capture.lock().ok().and_then(|c| c.last_line());
+            spec.control.report(Progress {
+                elapsed: started.elapsed(),
+                last_line,
+            });
+        }
+    }
 }
 
 /// The time is up: the supervisor is asked to end everything (repeatedly, in case the first

@@ -71,7 +71,7 @@ impl Tool for GlobTool {
             .into_iter()
             .fold(base.clone(), |p, c| p.join(c));
         let hidden = pattern.split('/').any(|c| c.starts_with('.')) || base.has_hidden_component();
-        let walk = match Walk::new(&ws.jail, &start, hidden) {
+        let mut walk = match Walk::new(&ws.jail, &start, hidden) {
             Ok(w) => w,
             Err(PathError::NotFound { .. }) => {
                 return Ok(format!(
@@ -82,6 +82,7 @@ impl Tool for GlobTool {
             }
             Err(e) => return Err(e.into()),
         };
+        walk.stop_on(&ws.control);
         let mut hits = collect(ws, walk, &base, &matcher);
         if hits.is_empty() {
             let within = if base.is_root() {

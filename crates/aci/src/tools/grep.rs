@@ -115,6 +115,7 @@ impl Tool for GrepTool {
             walk.overrides(ob.build().map_err(|e| bad_glob(g, &e))?);
         }
 
+        walk.stop_on(&ws.control);
         let found = search(ws, walk, &matcher);
         let mut hits = found.hits;
         hits.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));

@@ -120,6 +120,10 @@ impl Tool for ShellTool {
                     "[timed out after {timeout} s — the command and everything it started were killed; pass a larger timeout_sec (at most {}) or run something quicker]",
                     ws.config.shell_timeout_max
                 ),
+                Exit::Cancelled => format!(
+                    "[cancelled after {:.1} s — the command and everything it started were killed]",
+                    out.elapsed.as_secs_f64()
+                ),
             });
         }
         if out.omitted > 0 {

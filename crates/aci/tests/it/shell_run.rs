@@ -11,6 +11,7 @@ use slmcode_aci::shell::run::{run, Exit, RunSpec};
 
 fn spec(command: &str, timeout_secs: u64) -> RunSpec {
     RunSpec {
+        control: Default::default(),
         command: command.to_string(),
         cwd: PathBuf::from("/tmp"),
         timeout: Duration::from_secs(timeout_secs),
@@ -72,7 +73,7 @@ fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::r
 }
 
 /// Processes whose command line contains `needle`.
-fn survivors(needle: &str) -> Vec<String> {
+pub(crate) fn survivors(needle: &str) -> Vec<String> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();

@@ -5,7 +5,9 @@
 use std::sync::PoisonError;
 
 use serde_json::{json, Value};
+use slmcode_aci::control::CallControl;
 use slmcode_aci::{Outcome as CallOutcome, RefusalClass, ToolResult};
+use tokio_util::sync::CancellationToken;
 
 use super::history::{clip, EntryKind};
 use super::{Agent, Event};
@@ -186,8 +188,9 @@ impl Agent {
         self.emit(Event::Call { line });
     }
 
-    /// Runs one call on the workspace, off the async threads (tools block).
-    pub(super) async fn execute(&mut self, call: &Call) -> ToolResult {
+    /// Runs one call on the workspace, off the async threads (tools block). When `cancel`
+    /// fires the call is stopped (a command's process tree killed) and its result says so.
+    pub(super) async fn execute(&mut self, call: &Call, cancel: &CancellationToken) -> ToolResult {
         if let Some(text) = &call.not_ours {
             return ToolResult {
                 text: text.clone(),
@@ -208,12 +211,20 @@ impl Agent {
         let registry = self.registry.clone();
         let workspace = self.workspace.clone();
         let (name, args) = (call.name.clone(), call.arguments.clone());
-        tokio::task::spawn_blocking(move || {
+        let control = CallControl::new();
+        let theirs = control.clone();
+        let mut task = tokio::task::spawn_blocking(move || {
             let mut ws = workspace.lock().unwrap_or_else(PoisonError::into_inner);
-            registry.call(&mut ws, &name, &args)
-        })
-        .await
-        .unwrap_or_else(|e| ToolResult {
+            registry.call_with(&mut ws, &name, &args, &theirs)
+        });
+        let joined = tokio::select! {
+            r = &mut task => r,
+            () = cancel.cancelled() => {
+                control.cancel();
+                task.await
+            }
+        };
+        joined.unwrap_or_else(|e| ToolResult {
             text: format!("internal error running the tool: {e}"),
             is_error: true,
             outcome: CallOutcome::Refused(RefusalClass::Internal),

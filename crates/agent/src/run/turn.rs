@@ -275,10 +275,9 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Turn {
         self.keep_only(reply, &call);
-        let result = tokio::select! {
-            r = self.execute(&call) => r,
-            _ = cancel.cancelled() => return Turn::Interrupted,
-        };
+        // A stop while the call runs kills it (a command's whole process tree); the call
+        // still gets its result in the history, so a follow-up can go on from there.
+        let result = self.execute(&call, cancel).await;
         let text = result_text(&call, &result, dropped);
         let outcome = EditOutcome::of(&call.name, &result.outcome);
         if let Some(o) = outcome {
@@ -313,6 +312,9 @@ impl Agent {
                 elided: false,
             },
         );
+        if cancel.is_cancelled() {
+            return Turn::Interrupted;
+        }
         Turn::Continue { ran_call: true }
     }
 

@@ -231,3 +231,20 @@ pub fn age(path: &Path, by: std::time::Duration) {
     f.set_modified(std::time::SystemTime::now() - by)
         .expect("set the modification time");
 }
+
+/// Whether a process whose command line holds `marker` is alive (zombies do not count): how
+/// a test proves a command and everything it started are gone.
+pub fn alive(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+            })
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|c| String::from_utf8_lossy(&c).contains(marker))
+}

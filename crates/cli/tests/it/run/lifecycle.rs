@@ -218,3 +218,67 @@ fn an_empty_task_is_refused_before_the_server_is_asked() {
     assert!(r.stderr.contains("the task is empty"), "{}", r.stderr);
     assert!(model.requests().is_empty());
 }
+
+#[test]
+fn ctrl_c_during_a_command_kills_it_and_the_call_keeps_its_result() {
+    let p = Project::new();
+    let marker = format!("1000.{}", std::process::id());
+    let model = FakeModel::start(vec![
+        Scripted::call(
+            "ws_shell",
+            json!({"command": format!("sleep {marker}"), "timeout_sec": 600}),
+        ),
+        Scripted::final_done("never asked"),
+    ]);
+    let child = bin()
+        .args(["run", "wait", "--json", "--endpoint", &model.url, "--root"])
+        .arg(p.root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !crate::common::alive(&marker) {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let interrupted = std::time::Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    // Generous: a run that waited for the command would take its 600 s.
+    assert!(
+        interrupted.elapsed().as_secs() < 5,
+        "took {:?}",
+        interrupted.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130));
+    assert!(
+        !crate::common::alive(&marker),
+        "the command outlived the stop"
+    );
+    // The call has its result in what a follow-up continues from.
+    let state = std::fs::read_dir(p.path(".slmcode/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".state.json"))
+        .expect("the stopped run saved its state");
+    let state: Value = serde_json::from_slice(&std::fs::read(state).unwrap()).unwrap();
+    let last = state["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["message"]["role"], "tool", "{last}");
+    assert!(
+        last["message"]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("ws_shell was cancelled before it finished"),
+        "{last}"
+    );
+    assert_eq!(model.requests().len(), 1, "no request after the stop");
+}

@@ -116,11 +116,7 @@ fn a_detached_child_of_a_test_script_is_gone_after_the_call() {
         &[],
     );
     assert!(text.contains("started"), "{text}");
-    let alive = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .any(|c| String::from_utf8_lossy(&c).contains(&marker));
+    let alive = common::alive(&marker);
     assert!(!alive, "the detached child outlived the call: {text}");
 }
 
@@ -414,11 +410,7 @@ fn the_landlock_only_sandbox_still_holds() {
     assert!(listener.got().is_empty(), "the packet arrived: {text}");
     assert!(!outside.path().join("x").exists());
     assert_eq!(common::snapshot(&p.path(".git")), before);
-    let alive = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .any(|c| String::from_utf8_lossy(&c).contains(&marker));
+    let alive = common::alive(&marker);
     assert!(!alive, "a detached child outlived the call: {text}");
     assert!(
         text.contains(
