@@ -2,8 +2,9 @@
 //! done so far (what it read, its checklist). One `Workspace` is one session; the CLI, the
 //! agent loop and the MCP server each hold one per conversation.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -59,11 +60,72 @@ pub struct Session {
     /// Every path this session wrote, created, deleted or moved (both sides of a move): what a
     /// run reports as its files changed.
     pub changed: std::collections::BTreeSet<RelPath>,
+    /// The server-wide record of what was shown, for a request without a session.
+    shared: Option<Arc<SharedReads>>,
+}
+
+/// What one server showed any of its clients: for a protocol revision without sessions
+/// (MCP 2026-07-28 over HTTP), where every request stands alone and no session can remember a
+/// read. A file may then be edited when its current bytes are bytes this server showed — to
+/// any client. Keyed by the resolved path and the BLAKE3 of the bytes; bounded.
+#[derive(Debug, Default)]
+pub struct SharedReads {
+    shown: Mutex<HashMap<RelPath, VecDeque<[u8; 32]>>>,
+}
+
+/// Versions of one file remembered (the latest kept).
+const SHOWN_VERSIONS: usize = 8;
+/// Files remembered; past this, one is forgotten for each new one (it must be read again).
+const SHOWN_FILES: usize = 65_536;
+
+impl SharedReads {
+    pub fn new() -> Arc<SharedReads> {
+        Arc::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RelPath, VecDeque<[u8; 32]>>> {
+        self.shown.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn record(&self, path: &RelPath, hash: [u8; 32]) {
+        let mut shown = self.lock();
+        if !shown.contains_key(path) && shown.len() >= SHOWN_FILES {
+            if let Some(old) = shown.keys().next().cloned() {
+                shown.remove(&old);
+            }
+        }
+        let versions = shown.entry(path.clone()).or_default();
+        versions.retain(|h| *h != hash);
+        versions.push_back(hash);
+        while versions.len() > SHOWN_VERSIONS {
+            versions.pop_front();
+        }
+    }
+
+    /// Whether `current` is what was shown of `path`.
+    fn freshness(&self, path: &RelPath, current: &[u8]) -> Freshness {
+        match self.lock().get(path) {
+            None => Freshness::NeverRead,
+            Some(versions) if versions.contains(blake3::hash(current).as_bytes()) => {
+                Freshness::Fresh
+            }
+            Some(_) => Freshness::Changed,
+        }
+    }
 }
 
 impl Session {
+    /// Reads are also recorded in, and judged by, the server-wide `store` (a request without
+    /// a session).
+    pub fn share_reads(&mut self, store: Arc<SharedReads>) {
+        self.shared = Some(store);
+    }
+
     /// Notes that `path` (already resolved through the jail) was read with this content.
     pub fn record_read(&mut self, resolved: RelPath, record: ReadRecord) {
+        if let Some(shared) = &self.shared {
+            shared.record(&resolved, record.hash);
+        }
         if self.reads.get(&resolved) != Some(&record) {
             self.read_epoch += 1;
         }
@@ -80,7 +142,10 @@ impl Session {
     /// Whether the session's last read of `resolved` still matches `current` on disk.
     pub fn freshness(&self, resolved: &RelPath, current: &[u8]) -> Freshness {
         match self.reads.get(resolved) {
-            None => Freshness::NeverRead,
+            None => match &self.shared {
+                Some(shared) => shared.freshness(resolved, current),
+                None => Freshness::NeverRead,
+            },
             Some(r)
                 if r.len == current.len() as u64 && r.hash == *blake3::hash(current).as_bytes() =>
             {

@@ -1,10 +1,15 @@
-//! MCP both ways: [`server`] offers the ACI to any MCP client; [`call`] is the `mcp_call`
-//! tool, through which a model reaches the MCP servers the user configured.
+//! MCP both ways: [`server`] offers the ACI to any MCP client (over stdio and streamable
+//! HTTP, every message checked by [`jsonrpc`] first); [`call`] is the `mcp_call` tool, through
+//! which a model reaches the MCP servers the user configured.
 
 mod bounded;
 pub mod call;
+mod http;
+pub mod jsonrpc;
+mod progress;
 pub mod server;
 mod sessions;
+mod stdio;
 
 use std::net::SocketAddr;
 

@@ -45,7 +45,7 @@ impl HttpServer {
     }
 
     /// One raw HTTP/1.1 POST; returns the status code, the head and the body.
-    fn exchange(&self, headers: &[(&str, &str)], body: &[u8]) -> (u16, String, String) {
+    pub(super) fn exchange(&self, headers: &[(&str, &str)], body: &[u8]) -> (u16, String, String) {
         let mut s = TcpStream::connect(self.addr()).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut req = format!(
@@ -73,7 +73,7 @@ impl HttpServer {
     }
 
     /// `initialize` then `notifications/initialized`; the new session's id.
-    fn open_session(&self) -> String {
+    pub(super) fn open_session(&self) -> String {
         let (status, head, body) = self.exchange(&[], INITIALIZE.as_bytes());
         assert_eq!(status, 200, "{head}\n{body}");
         let id = head
@@ -92,7 +92,7 @@ impl HttpServer {
         id
     }
 
-    fn session_headers<'a>(&self, id: &'a str) -> [(&'static str, &'a str); 2] {
+    pub(super) fn session_headers<'a>(&self, id: &'a str) -> [(&'static str, &'a str); 2] {
         [
             ("Mcp-Session-Id", id),
             ("MCP-Protocol-Version", "2025-06-18"),
@@ -155,14 +155,14 @@ fn http_serves_one_session_per_connection() {
     p.write("a.py", "def f():\n    return 1\n");
     let server = HttpServer::start(p.root(), &[]);
     let first = drive(json!({
-        "server": {"url": server.url},
+        "server": {"url": server.url}, "mode": "legacy",
         "steps": [
             {"list_tools": true},
             {"call": "ws_read", "args": {"path": "a.py"}},
             {"call": "ws_edit", "args": {"path": "a.py", "old_str": "return 1", "new_str": "return 2"}}
         ]
     }));
-    // A client that probes for the session-less 2026 era falls back to the handshake.
+    // The handshake revisions: a session per connection.
     assert_eq!(first["protocol_version"], json!("2025-11-25"));
     assert_eq!(
         step(&first, 0)["tools"].as_array().unwrap().len(),
@@ -175,7 +175,7 @@ fn http_serves_one_session_per_connection() {
     );
     // A second connection has not read the file: its own session refuses the edit.
     let second = drive(json!({
-        "server": {"url": server.url},
+        "server": {"url": server.url}, "mode": "legacy",
         "steps": [{"call": "ws_edit", "args": {"path": "a.py", "old_str": "return 2", "new_str": "return 3"}}]
     }));
     assert!(is_error(&second, 0));

@@ -91,8 +91,11 @@ fn registry_json() -> Vec<Value> {
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
+mod cancel;
 mod http;
 mod mcp_call;
+mod protocol;
+mod stateless;
 mod stdio;
 
 use http::HttpServer;

@@ -145,13 +145,13 @@ fn stdio_serves_the_handshake_era_too() {
 }
 
 /// Raw JSON-RPC over stdio: what an SDK would never send.
-struct RawStdio {
-    child: Child,
+pub(super) struct RawStdio {
+    pub(super) child: Child,
     out: BufReader<std::process::ChildStdout>,
 }
 
 impl RawStdio {
-    fn start(root: &Path) -> RawStdio {
+    pub(super) fn start(root: &Path) -> RawStdio {
         let mut child = bin()
             .args(["mcp", "--root"])
             .arg(root)
@@ -164,14 +164,14 @@ impl RawStdio {
         RawStdio { child, out }
     }
 
-    fn send(&mut self, line: &[u8]) {
+    pub(super) fn send(&mut self, line: &[u8]) {
         let stdin = self.child.stdin.as_mut().unwrap();
         stdin.write_all(line).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn recv(&mut self) -> Value {
+    pub(super) fn recv(&mut self) -> Value {
         let mut line = String::new();
         self.out.read_line(&mut line).unwrap();
         serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:?}"))
@@ -186,9 +186,17 @@ fn stdio_survives_malformed_input() {
     s.send(INITIALIZE.as_bytes());
     assert_eq!(s.recv()["id"], json!(1));
     s.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    // Not JSON at all: ignored, as every MCP SDK does (answering could start an error storm).
+    // Not JSON at all: a parse error, id null, as JSON-RPC says.
     s.send(b"{this is not json");
     s.send(b"\xff\xfe binary");
+    for _ in 0..2 {
+        let r = s.recv();
+        assert_eq!(
+            (r["id"].clone(), r["error"]["code"].clone()),
+            (Value::Null, json!(-32700)),
+            "{r}"
+        );
+    }
     // JSON that is not a JSON-RPC message: Invalid Request.
     s.send(b"[1, 2, 3]");
     assert_eq!(s.recv()["error"]["code"], json!(-32600));
@@ -203,7 +211,7 @@ fn stdio_survives_malformed_input() {
     s.send(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ws_read","arguments":"a.txt"}}"#);
     let r = s.recv();
     assert_eq!(r["id"], json!(3));
-    assert!(r["error"]["code"].is_i64(), "{r}");
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
     // A request over the 16 MiB limit is answered with an error and never buffered whole.
     let mut huge = br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"ws_write","arguments":{"path":"big.txt","content":""#.to_vec();
     huge.extend(std::iter::repeat_n(b'x', 17 * 1024 * 1024));
