@@ -7,7 +7,7 @@
 //! - Learning: [`evolve`], the bandit that picks the edit format per model family and language.
 //! - The model: [`backend`] (OpenAI-compatible chat, streaming, retries), [`runaway`] (a reply
 //!   that loops or rambles, stopped on the stream), [`served_context`] (the context the server
-//!   really loaded), [`find_models`].
+//!   really loaded), [`server_memory`] (what a server refused, remembered), [`find_models`].
 //! - Around the tools: [`hooks`] (the project's pre/post commands), [`approvals`] (which
 //!   control files the user trusts), [`skills`], [`specialist`] (the tools that reach the
 //!   network), [`blocking`] (async tools from the sync registry).
@@ -26,6 +26,7 @@ pub mod prompt;
 pub mod run;
 pub mod runaway;
 pub mod served_context;
+pub mod server_memory;
 pub mod skills;
 pub mod specialist;
 pub mod toolcall;

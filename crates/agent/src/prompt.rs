@@ -86,6 +86,35 @@ pub fn registry_for(arm: Arm, registry: Registry) -> Registry {
     }
 }
 
+/// The tools described in the prompt, for a server that refuses the API's `tools` (text
+/// mode): one line per tool — its name, its parameters (`?` when optional) and the first
+/// sentence of its description — and the one call format the model is asked to write, which
+/// the text parser reads like every other.
+pub fn text_tools(registry: &Registry) -> String {
+    let mut out = String::from(
+        "\n\nTools. Call exactly one per turn by writing it like this, with the arguments as JSON, and nothing after it:\n<tool_call>{\"name\": \"ws_read\", \"arguments\": {\"path\": \"calc.py\"}}</tool_call>\n",
+    );
+    for spec in registry.specs() {
+        let params: Vec<String> = spec
+            .params
+            .iter()
+            .map(|p| format!("{}{}", p.name, if p.required { "" } else { "?" }))
+            .collect();
+        let description = spec.description.trim();
+        let first = match description.find(". ") {
+            Some(i) => &description[..=i],
+            None => description,
+        };
+        out.push_str(&format!(
+            "- {} {{{}}}: {}\n",
+            spec.name,
+            params.join(", "),
+            first
+        ));
+    }
+    out
+}
+
 /// The tools in the OpenAI `tools` format.
 pub fn tool_definitions(registry: &Registry) -> Vec<Value> {
     registry
@@ -220,7 +249,26 @@ mod tests {
                 n <= PROMPT_TOKEN_BUDGET,
                 "{arm}: system prompt + schemas = {n} tokens"
             );
+            // Text mode: the same tools described in the prompt, no schemas sent.
+            let text = format!("{}{}", system_prompt(arm), text_tools(&registry));
+            let n = bpe.encode_with_special_tokens(&text).len();
+            eprintln!("{arm} in text mode: {n} cl100k tokens");
+            assert!(n <= PROMPT_TOKEN_BUDGET, "{arm} in text mode = {n} tokens");
         }
+    }
+
+    #[test]
+    fn text_mode_names_every_tool_its_parameters_and_the_call_format() {
+        let registry = Registry::coding();
+        let text = text_tools(&registry);
+        assert!(text.contains("<tool_call>{\"name\": \"ws_read\", \"arguments\": {\"path\": \"calc.py\"}}</tool_call>"));
+        for name in registry.names() {
+            assert!(text.contains(&format!("\n- {name} {{")), "{name}: {text}");
+        }
+        assert!(
+            text.contains("- ws_edit {path, old_str?, new_str, replace_all?}: Replace old_str"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -23,6 +23,11 @@ pub(super) enum Slot {
     ShellNetwork,
     /// A non-empty string.
     Text(fn(&mut Config) -> &mut Option<String>),
+    /// One of a few words (any case), stored as given in the list.
+    Choice {
+        options: &'static [&'static str],
+        field: fn(&mut Config) -> &mut &'static str,
+    },
     /// A size in bytes: a number, or text with a binary unit (`512M`, `2GiB`).
     Bytes {
         min: u64,
@@ -186,6 +191,13 @@ pub(super) const KEYS: &[Key] = &[
             field: |c| &mut c.runaway_text_chars,
         },
     },
+    Key {
+        name: "tool_mode",
+        slot: Slot::Choice {
+            options: &["auto", "native", "text"],
+            field: |c| &mut c.tool_mode,
+        },
+    },
 ];
 
 impl Key {
@@ -210,6 +222,7 @@ impl Key {
             Slot::Sandbox => c.sandbox.name().into(),
             Slot::ShellNetwork => c.shell_network.name().into(),
             Slot::Text(field) => field(&mut c).clone().unwrap_or_else(|| "(none)".into()),
+            Slot::Choice { field, .. } => (*field(&mut c)).to_string(),
             Slot::Strings(field) | Slot::Globs(field) => {
                 serde_json::to_string(field(&mut c)).unwrap_or_default()
             }
@@ -307,6 +320,14 @@ impl Key {
                     return Err(expected());
                 }
                 *field(config) = n;
+            }
+            Slot::Choice { options, field } => {
+                let t = text.map(str::to_ascii_lowercase);
+                *field(config) = options
+                    .iter()
+                    .find(|o| Some(**o) == t.as_deref())
+                    .copied()
+                    .ok_or_else(|| bad(format!("one of {}", options.join(", "))))?;
             }
             Slot::Text(field) => {
                 let t = text

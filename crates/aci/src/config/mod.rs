@@ -88,6 +88,10 @@ pub struct Config {
     /// A reply that writes this many characters with no sign of a call or an answer is
     /// stopped (0: never).
     pub runaway_text_chars: usize,
+    /// How tools reach the model: `native` (the API's `tools`), `text` (described in the
+    /// prompt, calls written as text), or `auto` (native, switching to text for the rest of
+    /// the run when the server refuses tools or cannot parse the model's calls).
+    pub tool_mode: &'static str,
     /// The model server's base URL (user-only: a repository must not choose where prompts go).
     pub endpoint: Option<String>,
     /// The environment variable holding the endpoint's API key (user-only; never the key).
@@ -211,6 +215,7 @@ impl Default for Config {
             verify_retries: 2,
             runaway_loop_chars: 3000,
             runaway_text_chars: 20_000,
+            tool_mode: "auto",
             endpoint: None,
             api_key_env: None,
             origins: std::collections::BTreeMap::new(),

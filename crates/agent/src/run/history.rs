@@ -39,7 +39,8 @@ impl Agent {
         let budget = (self.settings.context_window as f64 * COMPACT_AT) as usize;
         let total =
             |h: &[Entry], tools: &[Value]| estimate_tokens(h.iter().map(|e| &e.message), tools);
-        if total(&self.history, &self.tools_json) <= budget {
+        let tools = self.sent_tools().to_vec();
+        if total(&self.history, &tools) <= budget {
             return;
         }
         let results: Vec<usize> = self
@@ -52,7 +53,7 @@ impl Agent {
         let keep_from = results.len().saturating_sub(2);
         let mut elided = 0;
         for &i in &results[..keep_from] {
-            if total(&self.history, &self.tools_json) <= budget {
+            if total(&self.history, &tools) <= budget {
                 break;
             }
             if let Some(entry) = self.history.get_mut(i) {

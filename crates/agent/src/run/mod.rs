@@ -63,10 +63,35 @@ pub struct RunSettings {
     pub arm: crate::evolve::Arm,
     /// When a reply that loops or rambles is stopped on the stream.
     pub runaway: crate::runaway::RunawayLimits,
+    /// How the tools reach the model (`tool_mode`).
+    pub tool_mode: ToolMode,
     /// The check a `done` answer must pass (`verify` in the config), run through ws_shell.
     pub verify: Option<String>,
     /// How many failed checks go back to the model before the run ends blocked.
     pub verify_retries: usize,
+}
+
+/// How the tools reach the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolMode {
+    /// The API's `tools`, and native tool calls.
+    Native,
+    /// Described in the system prompt, with one call format to write; no `tools` are sent.
+    Text,
+    /// Native, switching to text for the rest of the run when the server refuses tools or
+    /// its tool parser fails on the model's reply.
+    Auto,
+}
+
+impl ToolMode {
+    /// The config's spelling (`tool_mode`); anything else is `auto`.
+    pub fn parse(name: &str) -> ToolMode {
+        match name {
+            "native" => ToolMode::Native,
+            "text" => ToolMode::Text,
+            _ => ToolMode::Auto,
+        }
+    }
 }
 
 /// What the user sees while a run goes (the CLI prints these on stderr).
@@ -104,6 +129,9 @@ pub struct Outcome {
     /// What the edit tools saw on each edit attempt, in order, with the edit format the
     /// attempt used (the rung report the bandit learns from).
     pub edit_outcomes: Vec<(crate::evolve::Arm, EditOutcome)>,
+    /// The server refused tools during this run (its words), so the run went on with the
+    /// tools in the prompt: worth remembering for the next run.
+    pub refused_tools: Option<String>,
 }
 
 /// Why a run could not go on at all.
@@ -135,6 +163,10 @@ pub struct Agent {
     edit_outcomes: Vec<(crate::evolve::Arm, EditOutcome)>,
     /// The run this one follows up (`slmcode run --resume`).
     resumed_from: Option<String>,
+    /// The tools are described in the system prompt and no `tools` are sent.
+    text_tools: bool,
+    /// Why the run switched to text tools, when it did.
+    refused_tools: Option<String>,
 }
 
 impl Agent {
@@ -158,9 +190,13 @@ impl Agent {
             instructions.as_deref(),
             skills_text.as_deref(),
         );
+        let mut system = prompt::system_prompt(settings.arm);
+        if settings.tool_mode == ToolMode::Text {
+            system.push_str(&prompt::text_tools(&registry));
+        }
         let history = vec![
             Entry {
-                message: Message::system(prompt::system_prompt(settings.arm)),
+                message: Message::system(system),
                 kind: EntryKind::Fixed,
             },
             Entry {
@@ -202,6 +238,7 @@ impl Agent {
             }
         }
         let verify_left = settings.verify_retries;
+        let text_tools = settings.tool_mode == ToolMode::Text;
         Agent {
             backend,
             registry,
@@ -218,7 +255,37 @@ impl Agent {
             verify_left,
             edit_outcomes: Vec::new(),
             resumed_from: None,
+            text_tools,
+            refused_tools: None,
         }
+    }
+
+    /// The `tools` a request carries: none once they are described in the prompt.
+    fn sent_tools(&self) -> &[Value] {
+        if self.text_tools {
+            &[]
+        } else {
+            &self.tools_json
+        }
+    }
+
+    /// The server refused tools: from now on they are described in the system prompt (a
+    /// one-time change of the prompt's start; the server re-reads it once), said once on
+    /// stderr and in the trajectory.
+    fn switch_to_text_tools(&mut self, why: String) {
+        self.text_tools = true;
+        let section = prompt::text_tools(&self.registry);
+        if let Some(system) = self.history.first_mut() {
+            system.message.content.push_str(&section);
+        }
+        let line = format!(
+            "{} refused tools for {} ({why}); describing the tools in the prompt for the rest of the run",
+            self.backend.endpoint(),
+            self.settings.model
+        );
+        self.log("tool_mode", json!({"switched_to": "text", "why": why}));
+        self.emit(Event::Warning(line));
+        self.refused_tools = Some(why);
     }
 
     /// The run's id and trajectory path, known before it starts.

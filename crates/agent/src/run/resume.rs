@@ -36,6 +36,9 @@ pub struct SavedRun {
     pub saved_at: u64,
     pub(super) history: Vec<Entry>,
     pub session: SessionState,
+    /// The tools were described in the prompt (text mode): a follow-up sends none either.
+    #[serde(default)]
+    pub text_tools: bool,
 }
 
 fn state_path(id: &str) -> RelPath {
@@ -112,6 +115,7 @@ impl Agent {
                 saved_at: now_ms(),
                 history: self.history.clone(),
                 session: ws.session.state(),
+                text_tools: self.text_tools,
             };
             state::write_json(&ws.jail, &state_path(&self.trajectory.id), &saved)
         };
@@ -152,6 +156,7 @@ impl Agent {
         });
         let mut agent = Agent::assemble(backend, registry, workspace, settings, history, on_event);
         agent.resumed_from = Some(saved.run_id);
+        agent.text_tools = saved.text_tools;
         agent
     }
 }

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::calls::{result_text, Call};
 use super::final_answer::{final_repair_text, parse_final, FinalAnswer};
 use super::history::{clip, estimate_tokens, prompt_was_cut, result_summary, EntryKind};
-use super::{Agent, Event, Outcome, RunError, WARN_TURNS_LEFT};
+use super::{Agent, Event, Outcome, RunError, ToolMode, WARN_TURNS_LEFT};
 use crate::backend::{BackendError, ChatRequest, Message, Reply};
 use crate::evolve::{Arm, EditOutcome};
 use crate::prompt;
@@ -82,6 +82,7 @@ impl Agent {
             "max_turns": max,
             "max_tokens": self.settings.max_tokens,
             "edit_format": self.settings.arm.name(),
+            "tool_mode": if self.text_tools { "text" } else { "native" },
             "context_window": self.settings.context_window,
             "context_from": self.settings.context_from,
             "tools": self.tools_json.iter().map(|t| t["function"]["name"].clone()).collect::<Vec<_>>(),
@@ -360,32 +361,41 @@ impl Agent {
     /// each request extends the previous one unless compaction ran, so local servers reuse
     /// their cached prompt.
     async fn ask(&mut self, turn: usize, with_tools: bool) -> Result<Reply, BackendError> {
-        self.compact();
-        let messages: Vec<Message> = self.history.iter().map(|e| e.message.clone()).collect();
-        let tools: Vec<Value> = if with_tools {
-            self.tools_json.clone()
-        } else {
-            Vec::new()
-        };
-        let estimate = estimate_tokens(&messages, &tools);
-        let last = self.history.last().map(|e| e.message.clone());
-        self.log(
-            "request",
-            json!({"turn": turn, "last_message": last, "messages": messages.len(), "estimated_prompt_tokens": estimate}),
-        );
-        let request = ChatRequest {
-            model: &self.settings.model,
-            messages: &messages,
-            tools: &tools,
-            max_tokens: Some(self.settings.max_tokens),
-            temperature: self.settings.temperature,
-            runaway: self.settings.runaway,
-        };
-        let reply = match self.backend.chat(&request).await {
-            Ok(r) => r,
-            Err(e) => {
-                self.log("error", json!({"turn": turn, "error": e.to_string()}));
-                return Err(e);
+        let (reply, estimate) = loop {
+            self.compact();
+            let messages: Vec<Message> = self.history.iter().map(|e| e.message.clone()).collect();
+            let tools: Vec<Value> = if with_tools {
+                self.sent_tools().to_vec()
+            } else {
+                Vec::new()
+            };
+            let estimate = estimate_tokens(&messages, &tools);
+            let last = self.history.last().map(|e| e.message.clone());
+            self.log(
+                "request",
+                json!({"turn": turn, "last_message": last, "messages": messages.len(), "estimated_prompt_tokens": estimate}),
+            );
+            let request = ChatRequest {
+                model: &self.settings.model,
+                messages: &messages,
+                tools: &tools,
+                max_tokens: Some(self.settings.max_tokens),
+                temperature: self.settings.temperature,
+                runaway: self.settings.runaway,
+            };
+            match self.backend.chat(&request).await {
+                Ok(r) => break (r, estimate),
+                // The server cannot take tools for this model: in auto mode the run goes on
+                // with them in the prompt, asking again at once (the refusal is not transient).
+                Err(BackendError::ToolsRefused { detail, .. })
+                    if self.settings.tool_mode == ToolMode::Auto && !self.text_tools =>
+                {
+                    self.switch_to_text_tools(detail);
+                }
+                Err(e) => {
+                    self.log("error", json!({"turn": turn, "error": e.to_string()}));
+                    return Err(e);
+                }
             }
         };
         self.log(
@@ -471,6 +481,7 @@ impl Agent {
             run_id: self.trajectory.id.clone(),
             trajectory: self.trajectory.path.to_string(),
             edit_outcomes: std::mem::take(&mut self.edit_outcomes),
+            refused_tools: self.refused_tools.take(),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! cleanly.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,8 +13,11 @@ use slmcode_aci::{lang, Config, Registry, Workspace};
 use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, DEFAULT_ENDPOINT};
 use slmcode_agent::evolve::{self, Evolve};
 use slmcode_agent::prompt;
-use slmcode_agent::run::{latest_saved_run, load_saved_run, Agent, Event, RunSettings, SavedRun};
+use slmcode_agent::run::{
+    latest_saved_run, load_saved_run, Agent, Event, RunSettings, SavedRun, ToolMode,
+};
 use slmcode_agent::served_context::{window_in_force, ContextWindow};
+use slmcode_agent::server_memory::ServerMemory;
 use slmcode_agent::skills::{self, SkillTool};
 use slmcode_agent::user_config;
 use tokio_util::sync::CancellationToken;
@@ -202,6 +205,9 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         registry = registry.with(Arc::new(SkillTool::new(skill_list)));
     }
     let registry = crate::with_project_hooks(registry, &ws)?;
+    let endpoint = backend.endpoint().to_string();
+    let memory_path = ServerMemory::default_path();
+    let tool_mode = tool_mode(&ws.config, memory_path.as_deref(), &endpoint, &model);
     let settings = RunSettings {
         task,
         model: model.clone(),
@@ -217,8 +223,8 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         },
         verify: ws.config.verify.clone().filter(|v| !v.trim().is_empty()),
         verify_retries: ws.config.verify_retries,
+        tool_mode,
     };
-    let endpoint = backend.endpoint().to_string();
     let workspace = Arc::new(Mutex::new(ws));
     let registry = Arc::new(registry);
     let follows = follow
@@ -260,6 +266,14 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         });
         agent.run(cancel).await
     })?;
+    if let (Some(why), Some(path)) = (&outcome.refused_tools, &memory_path) {
+        // The next run of this model at this endpoint starts with the tools in the prompt.
+        let mut memory = ServerMemory::load(path);
+        memory.remember_text_tools(&endpoint, &model, why, slmcode_aci::state::now());
+        if let Err(e) = memory.save(path) {
+            eprintln!("slmcode: warning: could not remember that the server refused tools: {e}");
+        }
+    }
     if let Some(path) = &state_path {
         // Learn from what the edit tools saw; a run without edits teaches nothing.
         let mut learned = Evolve::load(path).unwrap_or(learned);
@@ -305,6 +319,26 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         "interrupted" => ExitCode::from(130),
         _ => ExitCode::from(1),
     })
+}
+
+/// How the tools reach the model: `tool_mode` from the config, except that `auto` starts in
+/// text mode for an endpoint and model that refused tools in an earlier run (said on stderr,
+/// with how to try native again).
+fn tool_mode(config: &Config, memory: Option<&Path>, endpoint: &str, model: &str) -> ToolMode {
+    let configured = ToolMode::parse(config.tool_mode);
+    if configured != ToolMode::Auto {
+        return configured;
+    }
+    let memory = memory.map(ServerMemory::load).unwrap_or_default();
+    match memory.text_tools(endpoint, model) {
+        Some(why) => {
+            eprintln!(
+                "tools in the prompt: {endpoint} refused tools for {model} in an earlier run ({why}); set tool_mode: native to try them again"
+            );
+            ToolMode::Text
+        }
+        None => ToolMode::Auto,
+    }
 }
 
 /// The task, and the saved run it follows up when `--resume` is given. `--resume "now also …"`
@@ -373,7 +407,14 @@ fn choose_model(ws: &Workspace, listed: &[ModelInfo]) -> Result<String> {
 
 /// Progress on stderr: the turn, the call in one line, the first line of its result, tokens.
 fn progress(event: &Event) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // "turn N/M" waits on its line for the reply's figures; anything else starts a new line.
+    static TURN_LINE_OPEN: AtomicBool = AtomicBool::new(false);
     let mut err = std::io::stderr().lock();
+    let open = TURN_LINE_OPEN.swap(matches!(event, Event::Turn { .. }), Ordering::Relaxed);
+    if open && !matches!(event, Event::Reply { .. }) {
+        let _ = writeln!(err);
+    }
     let _ = match event {
         Event::Turn { number, max } => write!(err, "turn {number}/{max}"),
         Event::Reply {

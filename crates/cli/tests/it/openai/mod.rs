@@ -65,6 +65,9 @@ struct Shared {
     routes: std::collections::HashMap<String, Value>,
     /// Every request to one of the other pages, as "METHOD /path?query".
     probes: Vec<String>,
+    /// A server that cannot take tools: every chat request carrying `tools` gets this status
+    /// and body (the script is not used up).
+    refuse_tools: Option<(u16, String)>,
 }
 
 /// The running server; stops when dropped (with the test).
@@ -137,6 +140,13 @@ impl FakeModel {
             .unwrap()
             .routes
             .insert(format!("{method} {path}"), body);
+        self
+    }
+
+    /// Answers every request that carries `tools` with `status` and `body`, the way a server
+    /// answers when it cannot take tools for the model.
+    pub fn refusing_tools(self, status: u16, body: &str) -> FakeModel {
+        self.shared.lock().unwrap().refuse_tools = Some((status, body.to_string()));
         self
     }
 
@@ -222,6 +232,16 @@ async fn chat(
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string),
         );
+        if let Some((code, text)) = s.refuse_tools.clone() {
+            if body.get("tools").is_some() {
+                return (
+                    StatusCode::from_u16(code).unwrap(),
+                    [("content-type", "application/json")],
+                    text,
+                )
+                    .into_response();
+            }
+        }
         s.script.pop_front()
     };
     let Some(mut next) = next else {

@@ -102,5 +102,6 @@ mod resume;
 mod runaway;
 mod server;
 mod text_calls;
+mod tool_mode;
 mod turns;
 mod verify;

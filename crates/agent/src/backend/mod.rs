@@ -13,6 +13,10 @@ use serde_json::{json, Value};
 
 use crate::runaway::{RunawayLimits, Watch};
 
+mod errors;
+use errors::{connect_detail, error_detail};
+pub use errors::{is_context_overflow, tools_refused, BackendError};
+
 /// Where Ollama listens by default.
 pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:11434/v1";
 
@@ -129,39 +133,6 @@ pub struct ModelInfo {
     /// The length the model was trained for, when the listing says: shown, never used as the
     /// window (a model is often loaded with far less).
     pub trained: Option<u64>,
-}
-
-/// Why a request did not produce a reply. Every message names the endpoint and what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum BackendError {
-    #[error(
-        "no model server answers at {endpoint} ({detail}). Start one — `ollama serve` (then \
-         `ollama pull qwen2.5-coder:7b`), `llama-server -m MODEL.gguf --port 8080 --jinja`, \
-         `vllm serve MODEL`, or LM Studio's server — or point slmcode elsewhere with \
-         --endpoint URL or SLMCODE_ENDPOINT"
-    )]
-    Unreachable { endpoint: String, detail: String },
-    #[error(
-        "the prompt does not fit the model's context at {endpoint}: {detail}. Raise the \
-         server's context (Ollama: OLLAMA_CONTEXT_LENGTH=16384 ollama serve; llama.cpp: -c \
-         16384) and set context_window to match"
-    )]
-    ContextOverflow { endpoint: String, detail: String },
-    #[error("{endpoint} refused the request ({status}): {detail}{hint}")]
-    Refused {
-        endpoint: String,
-        status: u16,
-        detail: String,
-        hint: &'static str,
-    },
-    #[error("{endpoint} failed {tries} times: {detail}")]
-    GaveUp {
-        endpoint: String,
-        tries: u32,
-        detail: String,
-    },
-    #[error("{endpoint} sent something that is not an OpenAI chat completion: {detail}")]
-    Protocol { endpoint: String, detail: String },
 }
 
 /// How requests are sent: streaming or not, and how long to wait between retries.
@@ -346,6 +317,13 @@ impl Backend {
             let text = response.text().await.unwrap_or_default();
             let detail = error_detail(&text);
             let code = status.as_u16();
+            if !request.tools.is_empty() && tools_refused(&detail) {
+                return Err(BackendError::ToolsRefused {
+                    endpoint: self.base.clone(),
+                    status: code,
+                    detail,
+                });
+            }
             if code == 429 || status.is_server_error() {
                 if is_context_overflow(&detail) {
                     return Err(self.overflow(detail));
@@ -624,52 +602,6 @@ fn ollama_details(m: &Value) -> String {
     parts.join(", ")
 }
 
-/// The server's error message out of an error body (`{"error": {"message": …}}` or text).
-fn error_detail(text: &str) -> String {
-    let from_json = serde_json::from_str::<Value>(text).ok().and_then(|v| {
-        v["error"]["message"]
-            .as_str()
-            .or(v["error"].as_str())
-            .or(v["message"].as_str())
-            .or(v["detail"].as_str())
-            .map(str::to_string)
-    });
-    let detail = from_json.unwrap_or_else(|| text.trim().to_string());
-    let mut detail: String = detail.chars().take(400).collect();
-    if detail.is_empty() {
-        detail = "(no message)".into();
-    }
-    detail
-}
-
-/// The phrasings servers use when the prompt is longer than the context.
-pub fn is_context_overflow(detail: &str) -> bool {
-    let d = detail.to_ascii_lowercase();
-    [
-        "context length",
-        "context_length",
-        "maximum context",
-        "context window",
-        "exceeds the available context",
-        "too many tokens",
-        "prompt is too long",
-        "input is too long",
-        "exceed_context_size",
-    ]
-    .iter()
-    .any(|p| d.contains(p))
-}
-
-fn connect_detail(e: &reqwest::Error) -> String {
-    let mut source: Option<&dyn std::error::Error> = Some(e);
-    let mut last = e.to_string();
-    while let Some(s) = source {
-        last = s.to_string();
-        source = s.source();
-    }
-    last
-}
-
 fn is_loopback(base: &str) -> bool {
     let rest = base
         .strip_prefix("http://")
@@ -695,30 +627,6 @@ fn jitter() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn overflow_phrasings_are_recognized() {
-        for d in [
-            "This model's maximum context length is 8192 tokens",
-            "the request exceeds the available context size, try increasing it",
-            "prompt is too long: 9000 tokens > 8192",
-            "Input is too long for requested model",
-        ] {
-            assert!(is_context_overflow(d), "{d}");
-        }
-        assert!(!is_context_overflow("model not found"));
-    }
-
-    #[test]
-    fn error_bodies_give_their_message() {
-        assert_eq!(
-            error_detail(r#"{"error":{"message":"model 'x' not found"}}"#),
-            "model 'x' not found"
-        );
-        assert_eq!(error_detail(r#"{"error":"bad"}"#), "bad");
-        assert_eq!(error_detail("plain text\n"), "plain text");
-        assert_eq!(error_detail(""), "(no message)");
-    }
 
     #[test]
     fn loopback_hosts() {
