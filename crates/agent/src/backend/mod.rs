@@ -92,6 +92,27 @@ pub struct Usage {
     pub prompt_tokens: u64,
     #[serde(default)]
     pub completion_tokens: u64,
+    /// Prompt tokens the server served from its cache instead of processing them, when it
+    /// says: `usage.prompt_tokens_details.cached_tokens` (vLLM, LM Studio, OpenAI) or
+    /// llama.cpp's `timings.cache_n`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// The counts in a reply or a stream's last chunk; `None` when it has none.
+    fn of(value: &Value) -> Option<Usage> {
+        let usage = &value["usage"];
+        let mut found = Usage {
+            prompt_tokens: usage["prompt_tokens"].as_u64()?,
+            completion_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+            cached_tokens: usage["prompt_tokens_details"]["cached_tokens"].as_u64(),
+        };
+        if let Some(n) = value["timings"]["cache_n"].as_u64() {
+            found.cached_tokens = Some(n);
+        }
+        Some(found)
+    }
 }
 
 /// What the model answered.
@@ -385,7 +406,7 @@ impl Backend {
             content: message["content"].as_str().unwrap_or_default().to_string(),
             reasoning: reasoning_of(message).to_string(),
             finish_reason: choice["finish_reason"].as_str().map(str::to_string),
-            usage: serde_json::from_value(value["usage"].clone()).ok(),
+            usage: Usage::of(&value),
             ..Reply::default()
         };
         if let Some(calls) = message["tool_calls"].as_array() {
@@ -433,8 +454,13 @@ impl Backend {
                     error_detail(&err.to_string())
                 )));
             }
-            if let Ok(usage) = serde_json::from_value::<Usage>(chunk["usage"].clone()) {
+            if let Some(usage) = Usage::of(&chunk) {
                 reply.usage = Some(usage);
+            } else if let (Some(usage), Some(n)) =
+                (reply.usage.as_mut(), chunk["timings"]["cache_n"].as_u64())
+            {
+                // llama.cpp may send its timings in a chunk of their own.
+                usage.cached_tokens = Some(n);
             }
             let Some(choice) = chunk["choices"].get(0) else {
                 continue;
@@ -627,6 +653,19 @@ fn jitter() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_says_what_the_cache_served() {
+        let openai = json!({"usage": {"prompt_tokens": 900, "completion_tokens": 20,
+                                      "prompt_tokens_details": {"cached_tokens": 800}}});
+        assert_eq!(Usage::of(&openai).unwrap().cached_tokens, Some(800));
+        let llama = json!({"usage": {"prompt_tokens": 900, "completion_tokens": 20},
+                           "timings": {"cache_n": 850, "prompt_n": 50}});
+        assert_eq!(Usage::of(&llama).unwrap().cached_tokens, Some(850));
+        let plain = json!({"usage": {"prompt_tokens": 900}});
+        assert_eq!(Usage::of(&plain).unwrap().cached_tokens, None);
+        assert_eq!(Usage::of(&json!({"usage": null})), None);
+    }
 
     #[test]
     fn loopback_hosts() {

@@ -1,13 +1,15 @@
-//! The history a run sends the model: its entries, compaction (old tool results elided to a
-//! one-line summary, never removed, so every call keeps its result), the token estimate that
-//! decides when to compact and notices a prompt the server cut, and clipping for display.
+//! The history a run sends the model: its entries, the budget (the window less the reply's
+//! room and a margin, so a request cannot overrun the window), compaction (old tool results
+//! elided to a one-line summary in one step down to a low-water mark, never removed, so every
+//! call keeps its result), the token estimate calibrated by the server's own counts, and
+//! clipping for display.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use slmcode_aci::ToolResult;
 
 use super::calls::Call;
-use super::{Agent, COMPACT_AT};
+use super::{Agent, COMPACT_TO};
 use crate::backend::Message;
 
 /// What kind of message an entry of the history is, for compaction.
@@ -32,17 +34,55 @@ impl Agent {
         self.history.push(Entry { message, kind });
     }
 
-    /// Elides old tool results (oldest first, the last two kept) while the history is over
-    /// [`COMPACT_AT`] of the context window. Messages are shortened, never removed, so every
-    /// call keeps its result.
-    pub(super) fn compact(&mut self) {
-        let budget = (self.settings.context_window as f64 * COMPACT_AT) as usize;
-        let total =
-            |h: &[Entry], tools: &[Value]| estimate_tokens(h.iter().map(|e| &e.message), tools);
-        let tools = self.sent_tools().to_vec();
-        if total(&self.history, &tools) <= budget {
+    /// The prompt's budget: the window less the reply's room (`max_tokens`, but at most a
+    /// quarter of the window) and a margin for the estimate's error and the chat template's
+    /// own tokens. A request whose prompt stays under it, with the reply's room, cannot run
+    /// past the window.
+    pub(super) fn prompt_budget(&self) -> usize {
+        let window = self.settings.context_window;
+        let reply = (self.settings.max_tokens as usize).min(window / 4);
+        window.saturating_sub(reply + margin(window))
+    }
+
+    /// The tokens the server will count for these messages and tools: slmcode's estimate
+    /// scaled by what the server counted for earlier requests.
+    pub(super) fn calibrated<'a>(
+        &self,
+        messages: impl IntoIterator<Item = &'a Message>,
+        tools: &[Value],
+    ) -> usize {
+        (estimate_tokens(messages, tools) as f64 * self.calibration).ceil() as usize
+    }
+
+    /// Learns the server's tokenizer from its count for a request slmcode estimated at
+    /// `estimate` (a prompt the server cut says nothing about it).
+    pub(super) fn calibrate(&mut self, counted: u64, estimate: usize) {
+        if counted == 0 || estimate < 200 || prompt_was_cut(counted, estimate) {
             return;
         }
+        let ratio = (counted as f64 / estimate as f64).clamp(0.5, 3.0);
+        self.calibration = if self.calibrated_once {
+            (self.calibration + ratio) / 2.0
+        } else {
+            ratio
+        };
+        self.calibrated_once = true;
+    }
+
+    /// Keeps the prompt under [`Agent::prompt_budget`]: once over it, old tool results
+    /// (oldest first, the last two kept) are elided in one step down to [`COMPACT_TO`] of the
+    /// budget, so that the turns after it append to an unchanged prefix and the server's
+    /// prompt cache holds. Messages are shortened, never removed, so every call keeps its
+    /// result. When eliding cannot free enough, the user is told what takes the room.
+    pub(super) fn compact(&mut self) {
+        let budget = self.prompt_budget();
+        let tools = self.sent_tools().to_vec();
+        let total = |a: &Agent| a.calibrated(a.history.iter().map(|e| &e.message), &tools);
+        let before = total(self);
+        if before <= budget {
+            return;
+        }
+        let target = (budget as f64 * COMPACT_TO) as usize;
         let results: Vec<usize> = self
             .history
             .iter()
@@ -53,7 +93,7 @@ impl Agent {
         let keep_from = results.len().saturating_sub(2);
         let mut elided = 0;
         for &i in &results[..keep_from] {
-            if total(&self.history, &tools) <= budget {
+            if total(self) <= target {
                 break;
             }
             if let Some(entry) = self.history.get_mut(i) {
@@ -68,12 +108,39 @@ impl Agent {
                 }
             }
         }
+        let after = total(self);
         if elided > 0 {
             self.note(format!(
-                "{elided} old tool result(s) elided to stay under {budget} tokens"
+                "{elided} old tool result(s) elided: the prompt went from about {before} to {after} tokens (budget {budget}, aiming at {target})"
             ));
         }
+        if after > budget && !self.warned_full {
+            self.warned_full = true;
+            let text = format!(
+                "the prompt is about {after} tokens and eliding old results cannot bring it under {budget} (the {} -token window less the reply's room): the system prompt, the task with the project's instructions and the last results take that much. Raise context_window (and the server's context), lower max_tokens, or shorten AGENTS.md",
+                self.settings.context_window
+            );
+            self.log("warning", serde_json::json!({"text": text}));
+            self.emit(super::Event::Warning(text));
+        }
     }
+
+    /// The reply's room in a request whose prompt is about `prompt` tokens: `max_tokens`, or
+    /// less when the window has no more, so prompt and reply never overrun it.
+    pub(super) fn reply_room(&self, prompt: usize) -> u32 {
+        let window = self.settings.context_window;
+        let room = window.saturating_sub(prompt + margin(window));
+        let room = u32::try_from(room).unwrap_or(u32::MAX);
+        self.settings.max_tokens.min(room.max(MIN_REPLY_TOKENS))
+    }
+}
+
+/// The least reply room a request asks for: a call or a final answer needs at least this.
+const MIN_REPLY_TOKENS: u32 = 256;
+
+/// Tokens kept free beyond the prompt and the reply: 5% of the window, at least 256.
+fn margin(window: usize) -> usize {
+    (window / 20).max(256)
 }
 
 /// A short description of a tool result that survives compaction: the call and its outcome.

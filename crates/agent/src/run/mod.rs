@@ -40,8 +40,10 @@ pub use resume::{latest as latest_saved_run, load as load_saved_run, SavedRun};
 
 use history::{Entry, EntryKind};
 
-/// The share of the context window the history may fill before old tool results are elided.
-pub const COMPACT_AT: f64 = 0.8;
+/// The share of the prompt budget compaction brings the history down to, in one step: well
+/// under the budget, so that many turns pass, each appending to an unchanged prefix, before
+/// the next compaction rewrites it.
+pub const COMPACT_TO: f64 = 0.6;
 
 /// Turns left at which the model is warned.
 pub const WARN_TURNS_LEFT: usize = 4;
@@ -105,6 +107,9 @@ pub enum Event {
         tokens: u64,
         tokens_per_sec: f64,
         elapsed: Duration,
+        /// The prompt as the server counted it, and how much of it came from its cache.
+        prompt_tokens: Option<u64>,
+        cached_tokens: Option<u64>,
     },
     Call {
         line: String,
@@ -167,6 +172,11 @@ pub struct Agent {
     text_tools: bool,
     /// Why the run switched to text tools, when it did.
     refused_tools: Option<String>,
+    /// The server's tokens per slmcode-estimated token, from its counts (1 until it says).
+    calibration: f64,
+    calibrated_once: bool,
+    /// The user was told the fixed part of the prompt leaves no room.
+    warned_full: bool,
 }
 
 impl Agent {
@@ -257,6 +267,9 @@ impl Agent {
             resumed_from: None,
             text_tools,
             refused_tools: None,
+            calibration: 1.0,
+            calibrated_once: false,
+            warned_full: false,
         }
     }
 

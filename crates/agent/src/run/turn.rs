@@ -110,7 +110,7 @@ impl Agent {
             );
         }
         let reply = tokio::select! {
-            r = self.ask(turn, true) => r?,
+            r = self.ask(turn) => r?,
             _ = cancel.cancelled() => return Ok(Turn::Interrupted),
         };
         if let Some(why) = &reply.runaway {
@@ -336,7 +336,7 @@ impl Agent {
             EntryKind::Fixed,
         );
         let reply = tokio::select! {
-            r = self.ask(turn + 1, false) => r?,
+            r = self.ask(turn + 1) => r?,
             _ = cancel.cancelled() => return Ok(None),
         };
         self.push(
@@ -357,29 +357,30 @@ impl Agent {
         })
     }
 
-    /// One request with the history (compacted to fit). Nothing is added for one request only:
-    /// each request extends the previous one unless compaction ran, so local servers reuse
-    /// their cached prompt.
-    async fn ask(&mut self, turn: usize, with_tools: bool) -> Result<Reply, BackendError> {
+    /// One request with the history (compacted to fit). Nothing is added for one request only,
+    /// and every request offers the same tools (the final steering turn too, which tells the
+    /// model not to call them): each request extends the previous one unless compaction ran,
+    /// so local servers reuse their cached prompt.
+    async fn ask(&mut self, turn: usize) -> Result<Reply, BackendError> {
         let (reply, estimate) = loop {
             self.compact();
             let messages: Vec<Message> = self.history.iter().map(|e| e.message.clone()).collect();
-            let tools: Vec<Value> = if with_tools {
-                self.sent_tools().to_vec()
-            } else {
-                Vec::new()
-            };
+            let tools: Vec<Value> = self.sent_tools().to_vec();
             let estimate = estimate_tokens(&messages, &tools);
+            let expected = self.calibrated(&messages, &tools);
+            let max_tokens = self.reply_room(expected);
             let last = self.history.last().map(|e| e.message.clone());
             self.log(
                 "request",
-                json!({"turn": turn, "last_message": last, "messages": messages.len(), "estimated_prompt_tokens": estimate}),
+                json!({"turn": turn, "last_message": last, "messages": messages.len(),
+                       "estimated_prompt_tokens": estimate, "expected_prompt_tokens": expected,
+                       "max_tokens": max_tokens}),
             );
             let request = ChatRequest {
                 model: &self.settings.model,
                 messages: &messages,
                 tools: &tools,
-                max_tokens: Some(self.settings.max_tokens),
+                max_tokens: Some(max_tokens),
                 temperature: self.settings.temperature,
                 runaway: self.settings.runaway,
             };
@@ -413,8 +414,11 @@ impl Agent {
             tokens,
             tokens_per_sec: tokens as f64 / secs,
             elapsed: reply.elapsed,
+            prompt_tokens: reply.usage.map(|u| u.prompt_tokens).filter(|n| *n > 0),
+            cached_tokens: reply.usage.and_then(|u| u.cached_tokens),
         });
         if let Some(usage) = reply.usage {
+            self.calibrate(usage.prompt_tokens, estimate);
             if !self.warned_cut && prompt_was_cut(usage.prompt_tokens, estimate) {
                 self.warned_cut = true;
                 let text = format!(

@@ -420,8 +420,18 @@ fn progress(event: &Event) {
         Event::Reply {
             tokens,
             tokens_per_sec,
+            prompt_tokens,
+            cached_tokens,
             ..
-        } => writeln!(err, "  · {tokens} tok, {tokens_per_sec:.1} tok/s"),
+        } => {
+            // The prompt cache at work: how much of the prompt the server did not re-read.
+            let prompt = match (prompt_tokens, cached_tokens) {
+                (Some(p), Some(c)) => format!(" · prompt {p} tok, {c} cached"),
+                (Some(p), None) => format!(" · prompt {p} tok"),
+                _ => String::new(),
+            };
+            writeln!(err, "  · {tokens} tok, {tokens_per_sec:.1} tok/s{prompt}")
+        }
         Event::Call { line } => writeln!(err, "  → {line}"),
         Event::Result {
             first_line,

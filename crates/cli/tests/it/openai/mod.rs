@@ -68,6 +68,38 @@ struct Shared {
     /// A server that cannot take tools: every chat request carrying `tools` gets this status
     /// and body (the script is not used up).
     refuse_tools: Option<(u16, String)>,
+    /// How many characters the server's tokenizer makes one token (3.5 unless a test says).
+    chars_per_token: f64,
+    /// The prompt tokens counted for each chat request, in order.
+    counted: Vec<u64>,
+}
+
+/// The characters of a request's first `n` messages (and, for the whole request, its tools).
+fn prompt_chars(body: &Value, n: usize) -> usize {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let mut chars: usize = messages
+        .iter()
+        .take(n)
+        .map(|m| {
+            m["content"].as_str().map_or(0, |c| c.chars().count())
+                + m["tool_calls"]
+                    .as_array()
+                    .map_or(0, |c| Value::Array(c.clone()).to_string().len())
+                + 16
+        })
+        .sum();
+    if n >= messages.len() {
+        chars += body.get("tools").map_or(0, |t| t.to_string().len());
+    }
+    chars
+}
+
+/// How many leading messages two requests share exactly.
+fn common_messages(a: &Value, b: &Value) -> usize {
+    match (a["messages"].as_array(), b["messages"].as_array()) {
+        (Some(a), Some(b)) => a.iter().zip(b).take_while(|(x, y)| x == y).count(),
+        _ => 0,
+    }
 }
 
 /// The running server; stops when dropped (with the test).
@@ -87,6 +119,7 @@ impl FakeModel {
         let shared = Arc::new(Mutex::new(Shared {
             script: script.into(),
             models,
+            chars_per_token: 3.5,
             ..Shared::default()
         }));
         let (addr_tx, addr_rx) = std::sync::mpsc::channel::<SocketAddr>();
@@ -147,6 +180,18 @@ impl FakeModel {
     /// answers when it cannot take tools for the model.
     pub fn refusing_tools(self, status: u16, body: &str) -> FakeModel {
         self.shared.lock().unwrap().refuse_tools = Some((status, body.to_string()));
+        self
+    }
+
+    /// The prompt tokens this server counted for each chat request, in order.
+    pub fn counted(&self) -> Vec<u64> {
+        self.shared.lock().unwrap().counted.clone()
+    }
+
+    /// A server whose tokenizer makes one token of `chars` characters (code and non-English
+    /// text make more tokens than slmcode's estimate assumes).
+    pub fn counting(self, chars: f64) -> FakeModel {
+        self.shared.lock().unwrap().chars_per_token = chars;
         self
     }
 
@@ -223,9 +268,25 @@ async fn chat(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let next = {
+    let (next, counted, cached) = {
         let mut s = shared.lock().unwrap();
+        // Tokens as a server counts them (about 3.5 characters a token, or the test's
+        // ratio), and those of the messages this request shares with the one before: what a
+        // server's prompt cache serves.
+        let ratio = s.chars_per_token;
+        let counted = prompt_chars(&body, usize::MAX) as f64 / ratio;
+        let shared_prefix = s
+            .requests
+            .last()
+            .map(|prev| common_messages(prev, &body))
+            .unwrap_or(0);
+        let cached = if shared_prefix == 0 {
+            0.0
+        } else {
+            prompt_chars(&body, shared_prefix) as f64 / ratio
+        };
         s.requests.push(body.clone());
+        s.counted.push(counted as u64);
         s.auth.push(
             headers
                 .get("authorization")
@@ -242,7 +303,7 @@ async fn chat(
                     .into_response();
             }
         }
-        s.script.pop_front()
+        (s.script.pop_front(), counted as u64, cached as u64)
     };
     let Some(mut next) = next else {
         return (
@@ -286,15 +347,16 @@ async fn chat(
         }
         Scripted::Reasoned(r, t) => {
             reasoning = r;
-            (t, vec![], "stop", 50)
+            (t, vec![], "stop", counted)
         }
-        Scripted::Text(t) => (t, vec![], "stop", 50),
+        Scripted::Text(t) => (t, vec![], "stop", counted),
         Scripted::TextWithPromptTokens(t, n) => (t, vec![], "stop", n),
-        Scripted::Calls(t, c) => (t, c, "tool_calls", 50),
-        Scripted::Truncated(t) => (t, vec![], "length", 50),
+        Scripted::Calls(t, c) => (t, c, "tool_calls", counted),
+        Scripted::Truncated(t) => (t, vec![], "length", counted),
         Scripted::Slow(..) | Scripted::Endless(_) => unreachable!("unwrapped above"),
     };
-    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20});
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20,
+                       "prompt_tokens_details": {"cached_tokens": cached.min(prompt_tokens)}});
     if body["stream"] == json!(true) {
         let mut events = Vec::new();
         let chunk = |delta: Value, finish: Option<&str>| {

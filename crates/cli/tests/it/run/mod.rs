@@ -96,6 +96,7 @@ fn assert_done(r: &Ran, files: &[&str]) {
     assert_eq!(r.answer["files_changed"], json!(files), "{}", r.stderr);
 }
 
+mod budget;
 mod context;
 mod lifecycle;
 mod resume;
