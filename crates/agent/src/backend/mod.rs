@@ -14,8 +14,10 @@ use serde_json::{json, Value};
 use crate::runaway::{RunawayLimits, Watch};
 
 mod errors;
+mod ollama;
 use errors::{connect_detail, error_detail};
 pub use errors::{is_context_overflow, tools_refused, BackendError};
+pub use ollama::{Ollama, KEEP_ALIVE as OLLAMA_KEEP_ALIVE};
 
 /// Where Ollama listens by default.
 pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:11434/v1";
@@ -180,6 +182,8 @@ pub struct Backend {
     base: String,
     api_key: Option<String>,
     options: BackendOptions,
+    /// Set when the server is Ollama: chat goes to its native API, with the run's context.
+    ollama: Option<Ollama>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -231,12 +235,45 @@ impl Backend {
             base,
             api_key: api_key.filter(|k| !k.is_empty()),
             options,
+            ollama: None,
         })
     }
 
     /// The endpoint's base URL.
     pub fn endpoint(&self) -> &str {
         &self.base
+    }
+
+    /// The server's root: the endpoint without its `/v1`.
+    pub(crate) fn root(&self) -> &str {
+        self.base.strip_suffix("/v1").unwrap_or(&self.base)
+    }
+
+    /// Whether the server is Ollama: only Ollama answers `/api/version` with its version.
+    pub async fn is_ollama(&self) -> bool {
+        let url = format!("{}/api/version", self.root());
+        let Ok(response) = self.get(&url).timeout(Duration::from_secs(5)).send().await else {
+            return false;
+        };
+        response.status().is_success()
+            && response
+                .json::<Value>()
+                .await
+                .is_ok_and(|v| v["version"].is_string())
+    }
+
+    /// Chats through Ollama's native API from now on, asking for `num_ctx` tokens of context
+    /// on every request.
+    pub fn use_ollama_native(&mut self, num_ctx: u64) {
+        self.ollama = Some(Ollama {
+            root: self.root().to_string(),
+            num_ctx,
+        });
+    }
+
+    /// The Ollama settings in force, when chat goes to Ollama's native API.
+    pub fn ollama(&self) -> Option<&Ollama> {
+        self.ollama.as_ref()
     }
 
     /// A GET with the API key, for the probes of what the server serves.
@@ -277,7 +314,11 @@ impl Backend {
         if self.options.stream {
             body["stream_options"] = json!({"include_usage": true});
         }
-        let url = format!("{}/chat/completions", self.base);
+        let mut url = format!("{}/chat/completions", self.base);
+        if let Some(o) = &self.ollama {
+            url = o.url();
+            body = o.body(request, self.options.stream);
+        }
         let mut last = String::new();
         for attempt in 0..TRIES {
             if attempt > 0 {
@@ -305,9 +346,16 @@ impl Backend {
             let status = response.status();
             if status.is_success() {
                 let result = if self.options.stream {
-                    self.read_stream(response, request.runaway).await
+                    match &self.ollama {
+                        Some(_) => ollama::read_stream(response, request.runaway).await,
+                        None => self.read_stream(response, request.runaway).await,
+                    }
                 } else {
-                    self.read_whole(response).await.map(|mut reply| {
+                    let whole = match &self.ollama {
+                        Some(_) => ollama::read_whole(response).await,
+                        None => self.read_whole(response).await,
+                    };
+                    whole.map(|mut reply| {
                         // A whole reply is judged at once, the same way.
                         if let Some(r) =
                             Watch::new(request.runaway).verdict(&reply.content, &reply.reasoning)

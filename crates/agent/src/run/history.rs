@@ -57,10 +57,13 @@ impl Agent {
     /// Learns the server's tokenizer from its count for a request slmcode estimated at
     /// `estimate` (a prompt the server cut says nothing about it).
     pub(super) fn calibrate(&mut self, counted: u64, estimate: usize) {
-        if counted == 0 || estimate < 200 || prompt_was_cut(counted, estimate) {
+        // A count well under the estimate is a server counting only what it did not take
+        // from its cache (Ollama's prompt_eval_count) or a prompt it cut: no measure of its
+        // tokenizer. Going by it would let the next prompt overrun the window.
+        if counted == 0 || estimate < 200 || (counted as f64) < estimate as f64 * 0.8 {
             return;
         }
-        let ratio = (counted as f64 / estimate as f64).clamp(0.5, 3.0);
+        let ratio = (counted as f64 / estimate as f64).min(3.0);
         self.calibration = if self.calibrated_once {
             (self.calibration + ratio) / 2.0
         } else {

@@ -87,13 +87,20 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
                     if let Some(model) = model {
                         let window =
                             run::context_window(&runtime, &backend, &ws.config, &model, &models);
-                        let warning = window.warning();
+                        // Ollama: runs set the context themselves, through its own API.
+                        let ollama = runtime.block_on(backend.is_ollama());
+                        let warning = window.warning().filter(|_| !ollama);
+                        let how = if ollama {
+                            " (Ollama: runs use its /api/chat and set num_ctx to this)"
+                        } else {
+                            ""
+                        };
                         checks.push(Check {
                             ok: warning.is_none(),
                             essential: false,
                             text: match warning {
                                 Some(w) => format!("{} for {model}: {w}", window.describe()),
-                                None => format!("{} for {model}", window.describe()),
+                                None => format!("{} for {model}{how}", window.describe()),
                             },
                         });
                     }

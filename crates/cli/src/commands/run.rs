@@ -149,7 +149,7 @@ pub fn models(config: &Config, query: Option<&str>, limit: usize) -> Result<Exit
 /// `slmcode run`.
 pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     let (task, follow) = task_and_follow_up(&args, &ws)?;
-    let backend = backend(&ws.config, !args.no_stream)?;
+    let mut backend = backend(&ws.config, !args.no_stream)?;
     let runtime = runtime()?;
     // Is anyone there, and with which models? One clear error if not.
     let listed = runtime.block_on(backend.models())?;
@@ -159,7 +159,11 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         _ => choose_model(&ws, &listed)?,
     };
     let window = context_window(&runtime, &backend, &ws.config, &model, &listed);
-    if let Some(w) = window.warning() {
+    // Ollama: its own API, where the run sets the context (its /v1 ignores num_ctx).
+    let ollama = runtime.block_on(backend.is_ollama());
+    if ollama {
+        backend.use_ollama_native(window.tokens as u64);
+    } else if let Some(w) = window.warning() {
         eprintln!("slmcode: warning: {w}");
     }
     let max_turns = ws.config.max_turns.max(1);
@@ -253,8 +257,13 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     let run_id = agent.trajectory().id.clone();
     let log = agent.trajectory().path.to_string();
     eprintln!(
-        "slmcode run {run_id}{follows} · {model} at {endpoint} · {} · up to {max_turns} turns",
-        window.describe()
+        "slmcode run {run_id}{follows} · {model} at {endpoint} · {}{} · up to {max_turns} turns",
+        window.describe(),
+        if ollama {
+            " · Ollama's /api/chat with num_ctx set to it"
+        } else {
+            ""
+        }
     );
     let cancel = CancellationToken::new();
     let stop = cancel.clone();

@@ -14,6 +14,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
+mod ollama;
+
 /// One scripted reply of the model.
 #[derive(Clone, Debug)]
 pub enum Scripted {
@@ -135,6 +137,7 @@ impl FakeModel {
                     .route("/v1/models", get(list_models))
                     .route("/api/tags", get(list_tags))
                     .route("/v1/chat/completions", post(chat))
+                    .route("/api/chat", post(ollama::chat))
                     .fallback(other_page)
                     .with_state(state);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -186,6 +189,11 @@ impl FakeModel {
     /// The prompt tokens this server counted for each chat request, in order.
     pub fn counted(&self) -> Vec<u64> {
         self.shared.lock().unwrap().counted.clone()
+    }
+
+    /// Shapes the server as Ollama: `/api/version` answers, so slmcode talks to `/api/chat`.
+    pub fn shaped_as_ollama(self) -> FakeModel {
+        self.with_route("GET", "/api/version", json!({"version": "0.12.6"}))
     }
 
     /// A server whose tokenizer makes one token of `chars` characters (code and non-English
@@ -263,27 +271,30 @@ async fn other_page(
     }
 }
 
-async fn chat(
-    State(shared): State<Arc<Mutex<Shared>>>,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> Response {
+/// The next scripted reply for a chat request, with the prompt tokens a server would count
+/// for it and those its cache would serve; or the response that answers the request instead
+/// (tools refused, the script used up).
+async fn take_next(
+    shared: &Arc<Mutex<Shared>>,
+    headers: &HeaderMap,
+    body: &Value,
+) -> Result<(Scripted, u64, u64), Response> {
     let (next, counted, cached) = {
         let mut s = shared.lock().unwrap();
         // Tokens as a server counts them (about 3.5 characters a token, or the test's
         // ratio), and those of the messages this request shares with the one before: what a
         // server's prompt cache serves.
         let ratio = s.chars_per_token;
-        let counted = prompt_chars(&body, usize::MAX) as f64 / ratio;
+        let counted = prompt_chars(body, usize::MAX) as f64 / ratio;
         let shared_prefix = s
             .requests
             .last()
-            .map(|prev| common_messages(prev, &body))
+            .map(|prev| common_messages(prev, body))
             .unwrap_or(0);
         let cached = if shared_prefix == 0 {
             0.0
         } else {
-            prompt_chars(&body, shared_prefix) as f64 / ratio
+            prompt_chars(body, shared_prefix) as f64 / ratio
         };
         s.requests.push(body.clone());
         s.counted.push(counted as u64);
@@ -295,27 +306,39 @@ async fn chat(
         );
         if let Some((code, text)) = s.refuse_tools.clone() {
             if body.get("tools").is_some() {
-                return (
+                return Err((
                     StatusCode::from_u16(code).unwrap(),
                     [("content-type", "application/json")],
                     text,
                 )
-                    .into_response();
+                    .into_response());
             }
         }
         (s.script.pop_front(), counted as u64, cached as u64)
     };
     let Some(mut next) = next else {
-        return (
+        return Err((
             StatusCode::INTERNAL_SERVER_ERROR,
             "the test script has no more replies",
         )
-            .into_response();
+            .into_response());
     };
     while let Scripted::Slow(ms, inner) = next {
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
         next = *inner;
     }
+    Ok((next, counted, cached))
+}
+
+async fn chat(
+    State(shared): State<Arc<Mutex<Shared>>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let (mut next, counted, cached) = match take_next(&shared, &headers, &body).await {
+        Ok(next) => next,
+        Err(response) => return response,
+    };
     if let Scripted::Endless(piece) = &next {
         if body["stream"] == json!(true) {
             let chunk = |text: &str| {

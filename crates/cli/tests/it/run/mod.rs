@@ -99,6 +99,7 @@ fn assert_done(r: &Ran, files: &[&str]) {
 mod budget;
 mod context;
 mod lifecycle;
+mod ollama;
 mod resume;
 mod runaway;
 mod server;
