@@ -262,6 +262,16 @@ impl Backend {
                 .is_ok_and(|v| v["version"].is_string())
     }
 
+    /// Whether replies are asked for as streams.
+    pub fn streaming(&self) -> bool {
+        self.options.stream
+    }
+
+    /// Asks for whole replies from now on: a server whose streams came back broken.
+    pub fn stop_streaming(&mut self) {
+        self.options.stream = false;
+    }
+
     /// Chats through Ollama's native API from now on, asking for `num_ctx` tokens of context
     /// on every request.
     pub fn use_ollama_native(&mut self, num_ctx: u64) {

@@ -385,6 +385,24 @@ impl Agent {
                 runaway: self.settings.runaway,
             };
             match self.backend.chat(&request).await {
+                // A stream that came back empty, or with tool-call deltas that do not add up,
+                // while tools were offered: some servers' streaming of calls is broken. Asked
+                // again whole, and whole for the rest of the run.
+                Ok(r) if self.backend.streaming() && !tools.is_empty() && stream_was_broken(&r) => {
+                    self.backend.stop_streaming();
+                    let why = if r.tool_calls.is_empty() {
+                        "came back empty"
+                    } else {
+                        "had tool-call pieces that do not make a call"
+                    };
+                    self.log(
+                        "streaming",
+                        json!({"turn": turn, "stopped": why, "reply": r}),
+                    );
+                    self.emit(Event::Warning(format!(
+                        "the streamed reply {why}; asking again without streaming, and for the rest of the run"
+                    )));
+                }
                 Ok(r) => break (r, estimate),
                 // The server cannot take tools for this model: in auto mode the run goes on
                 // with them in the prompt, asking again at once (the refusal is not transient).
@@ -488,6 +506,25 @@ impl Agent {
             refused_tools: self.refused_tools.take(),
         }
     }
+}
+
+/// A streamed reply that says nothing — no text, no reasoning, no call, not cut — or whose
+/// native calls lack a name or hold arguments that not even repair makes JSON of: the marks
+/// of a server whose streaming of tool calls is broken (a model's own slips, a trailing comma
+/// or single quotes, are repaired as always).
+fn stream_was_broken(reply: &Reply) -> bool {
+    if reply.runaway.is_some() || reply.truncated() {
+        return false;
+    }
+    let empty = reply.content.trim().is_empty()
+        && reply.reasoning.trim().is_empty()
+        && reply.tool_calls.is_empty();
+    let broken_call = reply.tool_calls.iter().any(|c| {
+        c.function.name.trim().is_empty()
+            || (!c.function.arguments.trim().is_empty()
+                && crate::toolcall::repair_json_object(&c.function.arguments).is_err())
+    });
+    empty || broken_call
 }
 
 /// How much of a failed check's output goes back to the model.

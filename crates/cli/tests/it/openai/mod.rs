@@ -34,6 +34,10 @@ pub enum Scripted {
     /// Text with the server's separate reasoning field (`reasoning_content`, as vLLM and
     /// llama.cpp send a thinking model's reasoning): (reasoning, content).
     Reasoned(String, String),
+    /// A server whose streaming of tool calls is broken: streamed, the reply comes back empty
+    /// (`true`) or as a call whose argument pieces do not add up (`false`), and the reply is
+    /// kept for the next request; whole, it is the reply.
+    BrokenWhenStreamed(Box<Scripted>, bool),
     /// A model stuck in a loop: streamed, this text repeated without end, a piece every few
     /// milliseconds, until the client hangs up; whole, repeated to 40,000 characters.
     Endless(String),
@@ -339,6 +343,36 @@ async fn chat(
         Ok(next) => next,
         Err(response) => return response,
     };
+    if let Scripted::BrokenWhenStreamed(inner, empty) = next {
+        if body["stream"] != json!(true) {
+            next = *inner;
+        } else {
+            shared.lock().unwrap().script.push_front(*inner);
+            let chunk = |delta: Value, finish: Option<&str>| {
+                json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            };
+            let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+            if !empty {
+                events.push(chunk(
+                    json!({"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
+                                           "function": {"name": "ws_read", "arguments": "{\"path\": \"ap"}}]}),
+                    None,
+                ));
+                events.push(chunk(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "p.py\"}, \"limit"}}]}),
+                    None,
+                ));
+            }
+            events.push(chunk(
+                json!({}),
+                Some(if empty { "stop" } else { "tool_calls" }),
+            ));
+            let mut text: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+            text.push_str("data: [DONE]\n\n");
+            return ([("content-type", "text/event-stream")], text).into_response();
+        }
+    }
     if let Scripted::Endless(piece) = &next {
         if body["stream"] == json!(true) {
             let chunk = |text: &str| {
@@ -376,7 +410,9 @@ async fn chat(
         Scripted::TextWithPromptTokens(t, n) => (t, vec![], "stop", n),
         Scripted::Calls(t, c) => (t, c, "tool_calls", counted),
         Scripted::Truncated(t) => (t, vec![], "length", counted),
-        Scripted::Slow(..) | Scripted::Endless(_) => unreachable!("unwrapped above"),
+        Scripted::Slow(..) | Scripted::Endless(_) | Scripted::BrokenWhenStreamed(..) => {
+            unreachable!("unwrapped above")
+        }
     };
     let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20,
                        "prompt_tokens_details": {"cached_tokens": cached.min(prompt_tokens)}});

@@ -35,7 +35,9 @@ pub(super) async fn chat(
         Scripted::Calls(t, c) => (t, String::new(), c, "stop", counted),
         Scripted::Truncated(t) => (t, String::new(), vec![], "length", counted),
         Scripted::Endless(piece) => (piece.repeat(1000), String::new(), vec![], "length", counted),
-        Scripted::Slow(..) => unreachable!("unwrapped by take_next"),
+        Scripted::Slow(..) | Scripted::BrokenWhenStreamed(..) => {
+            unreachable!("not scripted for Ollama")
+        }
     };
     let tool_calls: Vec<Value> = calls
         .iter()

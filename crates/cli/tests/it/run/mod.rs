@@ -103,6 +103,7 @@ mod ollama;
 mod resume;
 mod runaway;
 mod server;
+mod streaming;
 mod text_calls;
 mod tool_mode;
 mod turns;
