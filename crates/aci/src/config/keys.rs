@@ -192,6 +192,13 @@ pub(super) const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "think",
+        slot: Slot::Choice {
+            options: &["auto", "on", "off", "low", "medium", "high"],
+            field: |c| &mut c.think,
+        },
+    },
+    Key {
         name: "tool_mode",
         slot: Slot::Choice {
             options: &["auto", "native", "text"],

@@ -92,6 +92,9 @@ pub struct Config {
     /// prompt, calls written as text), or `auto` (native, switching to text for the rest of
     /// the run when the server refuses tools or cannot parse the model's calls).
     pub tool_mode: &'static str,
+    /// A thinking model's thinking: `auto` (the server's default, nothing sent), `on`, `off`,
+    /// or an effort `low` / `medium` / `high` (gpt-oss), mapped to each server's switch.
+    pub think: &'static str,
     /// The model server's base URL (user-only: a repository must not choose where prompts go).
     pub endpoint: Option<String>,
     /// The environment variable holding the endpoint's API key (user-only; never the key).
@@ -216,6 +219,7 @@ impl Default for Config {
             runaway_loop_chars: 3000,
             runaway_text_chars: 20_000,
             tool_mode: "auto",
+            think: "auto",
             endpoint: None,
             api_key_env: None,
             origins: std::collections::BTreeMap::new(),

@@ -36,6 +36,10 @@ pub struct Message {
     pub tool_calls: Vec<WireToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// The reasoning that came with this assistant message, sent back to models that need
+    /// their earlier reasoning in the conversation (gpt-oss between tool calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
 }
 
 impl Message {
@@ -207,6 +211,8 @@ pub struct ChatRequest<'a> {
     pub temperature: Option<f32>,
     /// When to stop a reply that loops or rambles.
     pub runaway: RunawayLimits,
+    /// The `think` setting: `auto` sends nothing.
+    pub think: &'a str,
 }
 
 impl Backend {
@@ -323,6 +329,17 @@ impl Backend {
         }
         if self.options.stream {
             body["stream_options"] = json!({"include_usage": true});
+        }
+        // Thinking, as vLLM, llama.cpp and SGLang take it: the template's switch (Qwen3 and
+        // the like) and, for a level, the effort (gpt-oss).
+        match request.think {
+            "on" => body["chat_template_kwargs"] = json!({"enable_thinking": true}),
+            "off" => body["chat_template_kwargs"] = json!({"enable_thinking": false}),
+            level @ ("low" | "medium" | "high") => {
+                body["chat_template_kwargs"] = json!({"enable_thinking": true});
+                body["reasoning_effort"] = json!(level);
+            }
+            _ => {}
         }
         let mut url = format!("{}/chat/completions", self.base);
         if let Some(o) = &self.ollama {

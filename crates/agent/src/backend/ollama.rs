@@ -50,6 +50,13 @@ impl Ollama {
         if !request.tools.is_empty() {
             body["tools"] = Value::Array(request.tools.to_vec());
         }
+        // Ollama's own switch (its /v1 ignores it): a bool, or a level for gpt-oss.
+        match request.think {
+            "on" => body["think"] = json!(true),
+            "off" => body["think"] = json!(false),
+            level @ ("low" | "medium" | "high") => body["think"] = json!(level),
+            _ => {}
+        }
         body
     }
 }
@@ -57,6 +64,9 @@ impl Ollama {
 /// A message as Ollama takes it: a call's arguments as an object.
 fn message(m: &super::Message) -> Value {
     let mut out = json!({"role": m.role, "content": m.content});
+    if let Some(thinking) = &m.reasoning_content {
+        out["thinking"] = json!(thinking);
+    }
     if !m.tool_calls.is_empty() {
         let calls: Vec<Value> = m
             .tool_calls
@@ -222,6 +232,7 @@ mod tests {
             max_tokens: Some(2048),
             temperature: None,
             runaway: RunawayLimits::default(),
+            think: "low",
         };
         let body = o.body(&request, true);
         assert_eq!(
@@ -229,6 +240,7 @@ mod tests {
             json!({"num_ctx": 16384, "num_predict": 2048})
         );
         assert_eq!(body["keep_alive"], KEEP_ALIVE);
+        assert_eq!(body["think"], "low");
         assert!(body.get("tools").is_none());
         assert_eq!(o.url(), "http://127.0.0.1:11434/api/chat");
     }

@@ -176,6 +176,7 @@ impl Agent {
                     content: reply.content.clone(),
                     tool_calls: kept,
                     tool_call_id: None,
+                    reasoning_content: None,
                 }
             }
             None => {
@@ -183,6 +184,11 @@ impl Agent {
                 Message::assistant(reply.content.get(..end).unwrap_or(&reply.content))
             }
         };
+        let mut message = message;
+        // gpt-oss needs its reasoning between tool calls: without it, it loses the thread.
+        if needs_reasoning_back(&self.settings.model) && !reply.reasoning.trim().is_empty() {
+            message.reasoning_content = Some(reply.reasoning.clone());
+        }
         self.push(message, EntryKind::Assistant);
         let line = format!("{} {}", call.name, clip(&call.arguments.to_string(), 160));
         self.emit(Event::Call { line });
@@ -230,6 +236,12 @@ impl Agent {
             outcome: CallOutcome::Refused(RefusalClass::Internal),
         })
     }
+}
+
+/// Models that must see their earlier reasoning in the conversation (gpt-oss: its chat
+/// format carries the reasoning of a tool-calling turn into the next request).
+fn needs_reasoning_back(model: &str) -> bool {
+    model.to_ascii_lowercase().contains("gpt-oss")
 }
 
 /// What the model reads of a result: the tool's text, and what it must do differently next

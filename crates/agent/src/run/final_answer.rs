@@ -22,8 +22,11 @@ pub struct FinalAnswer {
 }
 
 /// Reads the final JSON from a reply: the object may sit in a fence or after prose (which may
-/// hold braces of its own, so each `{` is tried in turn).
+/// hold braces of its own, so each `{` is tried in turn) — never in the reasoning, where a
+/// model drafts answers it has not given.
 pub fn parse_final(text: &str) -> Result<FinalAnswer, String> {
+    let (text, _) = toolcall::split_reasoning(text);
+    let text = text.as_str();
     let mut first_error = None;
     for (i, _) in text.match_indices('{') {
         match final_from(&text[i..]) {
@@ -78,6 +81,33 @@ fn final_from(text: &str) -> Result<FinalAnswer, String> {
     })
 }
 
+/// The action a reply says it will take next ("I'll now edit app.py") without calling a tool:
+/// small models often stop there. Only the answer is looked at, never the reasoning.
+pub(super) fn announced_action(reply: &str) -> Option<String> {
+    // A constant pattern: it compiles (the tests run it), and were it not to, nothing is
+    // announced.
+    static ANNOUNCE: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\b(?:i'll|i will|i am going to|i'm going to|let me|let's|now i|next,? i|i need to|i should)\b[^.\n]{0,40}?\b(?:read|edit|open|look at|check|run|write|update|modify|fix|patch|call|use|search|grep|list|create|change|apply|inspect|view|add|replace|remove|delete)\b[^\n]{0,80}",
+        )
+        .ok()
+    });
+    let (answer, _) = toolcall::split_reasoning(reply);
+    ANNOUNCE.as_ref()?.find(&answer).map(|m| {
+        // One sentence: up to its end (a dot and a space, not the dot of `app.py`).
+        let text = m.as_str();
+        let sentence = text.find(". ").map_or(text, |i| &text[..i]);
+        sentence.trim().trim_end_matches('.').to_string()
+    })
+}
+
+/// What a model that announced an action without calling is told.
+pub(super) fn make_the_call_text(announced: &str) -> String {
+    format!(
+        "You wrote \"{announced}\" but made no tool call, so nothing happened. Make that call now: reply with the tool call itself. If the task is already done, reply with the final JSON instead."
+    )
+}
+
 pub(super) fn final_repair_text(why: &str) -> String {
     format!(
         "Your final answer is not valid ({why}). Reply with only this JSON and nothing else: {{\"status\":\"done\",\"summary\":\"what you changed\",\"files_changed\":[\"path\"],\"notes\":\"\"}} (status \"blocked\" if you could not finish)."
@@ -87,6 +117,34 @@ pub(super) fn final_repair_text(why: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_final_answer_is_never_read_from_the_reasoning() {
+        let drafted = "<think>I could answer {\"status\": \"done\", \"summary\": \"x\", \"files_changed\": [], \"notes\": \"\"} but first</think>I'll now read app.py to check.";
+        assert!(parse_final(drafted).is_err());
+        // Qwen3.6 style: the opening tag was in the prompt.
+        let unopened = "thinking about {\"status\": \"done\", \"summary\": \"x\", \"files_changed\": [], \"notes\": \"\"}</think>\nStill working.";
+        assert!(parse_final(unopened).is_err());
+        let answered = "<think>draft</think>{\"status\": \"done\", \"summary\": \"ok\", \"files_changed\": [], \"notes\": \"\"}";
+        assert_eq!(parse_final(answered).unwrap().summary, "ok");
+    }
+
+    #[test]
+    fn an_announced_action_is_found_in_the_answer_only() {
+        assert_eq!(
+            announced_action("Sure. I'll now edit app.py to skip None values.").as_deref(),
+            Some("I'll now edit app.py to skip None values")
+        );
+        assert!(announced_action("Let me read the file first").is_some());
+        assert!(
+            announced_action("<think>I'll edit app.py</think>Done, nothing else to change.")
+                .is_none()
+        );
+        assert!(announced_action(
+            "{\"status\":\"done\",\"summary\":\"fixed\",\"files_changed\":[],\"notes\":\"\"}"
+        )
+        .is_none());
+    }
 
     #[test]
     fn final_answers_are_read_leniently_and_checked() {

@@ -67,6 +67,8 @@ pub struct RunSettings {
     pub runaway: crate::runaway::RunawayLimits,
     /// How the tools reach the model (`tool_mode`).
     pub tool_mode: ToolMode,
+    /// The `think` setting (`auto`: the server's default).
+    pub think: String,
     /// The check a `done` answer must pass (`verify` in the config), run through ws_shell.
     pub verify: Option<String>,
     /// How many failed checks go back to the model before the run ends blocked.
@@ -177,6 +179,8 @@ pub struct Agent {
     calibrated_once: bool,
     /// The user was told the fixed part of the prompt leaves no room.
     warned_full: bool,
+    /// Times a reply that announced an action without a call may still be asked to make it.
+    nudges_left: usize,
 }
 
 impl Agent {
@@ -270,6 +274,7 @@ impl Agent {
             calibration: 1.0,
             calibrated_once: false,
             warned_full: false,
+            nudges_left: 2,
         }
     }
 

@@ -204,6 +204,7 @@ mod tests {
                 },
             }],
             tool_call_id: None,
+            reasoning_content: None,
         };
         let mut history = vec![Entry {
             message: call,

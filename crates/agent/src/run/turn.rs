@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::calls::{result_text, Call};
-use super::final_answer::{final_repair_text, parse_final, FinalAnswer};
+use super::final_answer::{
+    announced_action, final_repair_text, make_the_call_text, parse_final, FinalAnswer,
+};
 use super::history::{clip, estimate_tokens, prompt_was_cut, result_summary, EntryKind};
 use super::{Agent, Event, Outcome, RunError, ToolMode, WARN_TURNS_LEFT};
 use crate::backend::{BackendError, ChatRequest, Message, Reply};
@@ -243,8 +245,26 @@ impl Agent {
             self.push(Message::user(problem), EntryKind::Fixed);
             return Turn::Continue { ran_call: false };
         }
+        let announced = announced_action(&reply.content);
         match parse_final(&reply.content) {
             Ok(answer) => Turn::Final(answer),
+            // "I'll now edit app.py" and no call: the model meant to act, not to end.
+            Err(_) if announced.is_some() && self.nudges_left > 0 => {
+                self.nudges_left -= 1;
+                let announced = announced.unwrap_or_default();
+                self.push(
+                    Message::assistant(reply.content.clone()),
+                    EntryKind::Assistant,
+                );
+                self.note(format!(
+                    "the model announced \"{announced}\" without a call; asked to make it"
+                ));
+                self.push(
+                    Message::user(make_the_call_text(&announced)),
+                    EntryKind::Fixed,
+                );
+                Turn::Continue { ran_call: false }
+            }
             Err(why) if !self.repaired_final => {
                 self.repaired_final = true;
                 self.push(
@@ -383,6 +403,7 @@ impl Agent {
                 max_tokens: Some(max_tokens),
                 temperature: self.settings.temperature,
                 runaway: self.settings.runaway,
+                think: &self.settings.think,
             };
             match self.backend.chat(&request).await {
                 // A stream that came back empty, or with tool-call deltas that do not add up,

@@ -126,6 +126,25 @@ pub fn parse_text_calls(reply: &str, offered: &[OfferedTool]) -> TextCalls {
     scan.finish()
 }
 
+/// A reply split into its answer and its reasoning: every reasoning block the call parser
+/// skips (`<think>…</think>`, a block whose opening tag was in the prompt, one never closed,
+/// Harmony's analysis channel) is reasoning; the rest is the answer, where a final JSON may be
+/// read.
+pub fn split_reasoning(reply: &str) -> (String, String) {
+    let mut scan = Scan::new(reply, &[]);
+    scan.reasoning();
+    let mut answer = String::new();
+    let mut reasoning = String::new();
+    let mut at = 0;
+    for r in &scan.taken {
+        answer.push_str(reply.get(at..r.start).unwrap_or_default());
+        reasoning.push_str(reply.get(r.clone()).unwrap_or_default());
+        at = r.end;
+    }
+    answer.push_str(reply.get(at..).unwrap_or_default());
+    (answer, reasoning)
+}
+
 /// Reads a JSON object the way a small model writes one, repairing what is unambiguous.
 /// Returns the object and the repairs made. Used for native `tool_calls[].function.arguments`
 /// strings too. An empty or whitespace-only string is `{}`.

@@ -228,6 +228,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         verify: ws.config.verify.clone().filter(|v| !v.trim().is_empty()),
         verify_retries: ws.config.verify_retries,
         tool_mode,
+        think: ws.config.think.to_string(),
     };
     let workspace = Arc::new(Mutex::new(ws));
     let registry = Arc::new(registry);

@@ -105,6 +105,7 @@ mod runaway;
 mod server;
 mod streaming;
 mod text_calls;
+mod thinking;
 mod tool_mode;
 mod turns;
 mod verify;
