@@ -6,7 +6,7 @@
 //!   [`trajectory`] (the log of a run).
 //! - Learning: [`evolve`], the bandit that picks the edit format per model family and language.
 //! - The model: [`backend`] (OpenAI-compatible chat, streaming, retries), [`runaway`] (a reply
-//!   that loops or rambles, stopped on the stream), [`served_context`] (the context the server
+//!   that loops or rambles, stopped on the stream), [`sampling`] (each family's settings), [`served_context`] (the context the server
 //!   really loaded), [`server_memory`] (what a server refused, remembered), [`find_models`].
 //! - Around the tools: [`hooks`] (the project's pre/post commands), [`approvals`] (which
 //!   control files the user trusts), [`skills`], [`specialist`] (the tools that reach the
@@ -25,6 +25,7 @@ pub mod mcp;
 pub mod prompt;
 pub mod run;
 pub mod runaway;
+pub mod sampling;
 pub mod served_context;
 pub mod server_memory;
 pub mod skills;

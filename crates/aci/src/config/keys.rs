@@ -23,6 +23,12 @@ pub(super) enum Slot {
     ShellNetwork,
     /// A non-empty string.
     Text(fn(&mut Config) -> &mut Option<String>),
+    /// A sampling setting: a number in `min..=max`, or `server` (send none: the server's or
+    /// the Modelfile's own applies). Kept in `Config::sampling` under the key's name.
+    Sample {
+        min: f64,
+        max: f64,
+    },
     /// One of a few words (any case), stored as given in the list.
     Choice {
         options: &'static [&'static str],
@@ -192,6 +198,43 @@ pub(super) const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "temperature",
+        slot: Slot::Sample { min: 0.0, max: 5.0 },
+    },
+    Key {
+        name: "top_p",
+        slot: Slot::Sample { min: 0.0, max: 1.0 },
+    },
+    Key {
+        name: "top_k",
+        slot: Slot::Sample {
+            min: 0.0,
+            max: 1000.0,
+        },
+    },
+    Key {
+        name: "min_p",
+        slot: Slot::Sample { min: 0.0, max: 1.0 },
+    },
+    Key {
+        name: "repeat_penalty",
+        slot: Slot::Sample { min: 0.0, max: 5.0 },
+    },
+    Key {
+        name: "presence_penalty",
+        slot: Slot::Sample {
+            min: -2.0,
+            max: 2.0,
+        },
+    },
+    Key {
+        name: "seed",
+        slot: Slot::Sample {
+            min: 0.0,
+            max: 4294967295.0,
+        },
+    },
+    Key {
         name: "think",
         slot: Slot::Choice {
             options: &["auto", "on", "off", "low", "medium", "high"],
@@ -230,6 +273,11 @@ impl Key {
             Slot::ShellNetwork => c.shell_network.name().into(),
             Slot::Text(field) => field(&mut c).clone().unwrap_or_else(|| "(none)".into()),
             Slot::Choice { field, .. } => (*field(&mut c)).to_string(),
+            Slot::Sample { .. } => match c.sampling.get(self.name) {
+                Some(Sample::Server) => "server".into(),
+                Some(Sample::Value(v)) => v.to_string(),
+                None => "(the model's default)".into(),
+            },
             Slot::Strings(field) | Slot::Globs(field) => {
                 serde_json::to_string(field(&mut c)).unwrap_or_default()
             }
@@ -327,6 +375,24 @@ impl Key {
                     return Err(expected());
                 }
                 *field(config) = n;
+            }
+            Slot::Sample { min, max } => {
+                let expected = || bad(format!("a number from {min} to {max}, or server"));
+                let sample = match (value.as_f64(), text.map(str::to_ascii_lowercase)) {
+                    (_, Some(t)) if t == "server" => Sample::Server,
+                    (Some(v), _) => Sample::Value(v),
+                    (None, Some(t)) => t
+                        .parse::<f64>()
+                        .map(Sample::Value)
+                        .map_err(|_| expected())?,
+                    (None, None) => return Err(expected()),
+                };
+                if let Sample::Value(v) = sample {
+                    if !(*min..=*max).contains(&v) {
+                        return Err(expected());
+                    }
+                }
+                config.sampling.insert(self.name, sample);
             }
             Slot::Choice { options, field } => {
                 let t = text.map(str::to_ascii_lowercase);

@@ -95,6 +95,10 @@ pub struct Config {
     /// A thinking model's thinking: `auto` (the server's default, nothing sent), `on`, `off`,
     /// or an effort `low` / `medium` / `high` (gpt-oss), mapped to each server's switch.
     pub think: &'static str,
+    /// Sampling settings the user gave (`temperature`, `top_p`, `top_k`, `min_p`,
+    /// `repeat_penalty`, `presence_penalty`, `seed`); the rest come from the model family's
+    /// card. `temperature: server` sends none of them.
+    pub sampling: std::collections::BTreeMap<&'static str, Sample>,
     /// The model server's base URL (user-only: a repository must not choose where prompts go).
     pub endpoint: Option<String>,
     /// The environment variable holding the endpoint's API key (user-only; never the key).
@@ -166,6 +170,17 @@ impl SandboxMode {
     }
 }
 
+/// One sampling setting as the config gives it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Sample {
+    /// Send none: the server's (or Ollama's Modelfile's) own applies.
+    Server,
+    Value(f64),
+}
+
+// Values are checked against a range when read, so NaN never gets in.
+impl Eq for Sample {}
+
 /// What network a ws_shell command gets. Off by default: an allowed `npm test` must not be
 /// able to send a project file anywhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -220,6 +235,7 @@ impl Default for Config {
             runaway_text_chars: 20_000,
             tool_mode: "auto",
             think: "auto",
+            sampling: std::collections::BTreeMap::new(),
             endpoint: None,
             api_key_env: None,
             origins: std::collections::BTreeMap::new(),

@@ -208,7 +208,8 @@ pub struct ChatRequest<'a> {
     /// Tool definitions in the OpenAI `tools` format; empty to offer none.
     pub tools: &'a [Value],
     pub max_tokens: Option<u32>,
-    pub temperature: Option<f32>,
+    /// Sampling settings, by name ([`crate::sampling`]).
+    pub sampling: &'a [(&'static str, f64)],
     /// When to stop a reply that loops or rambles.
     pub runaway: RunawayLimits,
     /// The `think` setting: `auto` sends nothing.
@@ -324,8 +325,17 @@ impl Backend {
         if let Some(n) = request.max_tokens {
             body["max_tokens"] = json!(n);
         }
-        if let Some(t) = request.temperature {
-            body["temperature"] = json!(t);
+        for (key, value) in request.sampling {
+            let value = if crate::sampling::is_integer(key) {
+                json!(*value as i64)
+            } else {
+                json!(value)
+            };
+            // llama.cpp says repeat_penalty, vLLM repetition_penalty: both are sent.
+            if *key == "repeat_penalty" {
+                body["repetition_penalty"] = value.clone();
+            }
+            body[*key] = value;
         }
         if self.options.stream {
             body["stream_options"] = json!({"include_usage": true});

@@ -37,8 +37,12 @@ impl Ollama {
         if let Some(n) = request.max_tokens {
             options["num_predict"] = json!(n);
         }
-        if let Some(t) = request.temperature {
-            options["temperature"] = json!(t);
+        for (key, value) in request.sampling {
+            options[*key] = if crate::sampling::is_integer(key) {
+                json!(*value as i64)
+            } else {
+                json!(value)
+            };
         }
         let mut body = json!({
             "model": request.model,
@@ -230,14 +234,14 @@ mod tests {
             messages: &messages,
             tools: &[],
             max_tokens: Some(2048),
-            temperature: None,
+            sampling: &[("temperature", 0.7), ("top_k", 20.0)],
             runaway: RunawayLimits::default(),
             think: "low",
         };
         let body = o.body(&request, true);
         assert_eq!(
             body["options"],
-            json!({"num_ctx": 16384, "num_predict": 2048})
+            json!({"num_ctx": 16384, "num_predict": 2048, "temperature": 0.7, "top_k": 20})
         );
         assert_eq!(body["keep_alive"], KEEP_ALIVE);
         assert_eq!(body["think"], "low");

@@ -55,7 +55,8 @@ pub struct RunSettings {
     pub model: String,
     pub max_turns: usize,
     pub max_tokens: u32,
-    pub temperature: Option<f32>,
+    /// Sampling settings sent with every request ([`crate::sampling`]).
+    pub sampling: crate::sampling::Sampling,
     /// Tokens of the model's context, for compaction.
     pub context_window: usize,
     /// Where that window came from, in a line (the trajectory keeps it).

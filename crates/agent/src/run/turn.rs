@@ -401,7 +401,7 @@ impl Agent {
                 messages: &messages,
                 tools: &tools,
                 max_tokens: Some(max_tokens),
-                temperature: self.settings.temperature,
+                sampling: &self.settings.sampling,
                 runaway: self.settings.runaway,
                 think: &self.settings.think,
             };

@@ -217,7 +217,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         model: model.clone(),
         max_turns,
         max_tokens: u32::try_from(ws.config.max_tokens).unwrap_or(u32::MAX),
-        temperature: None,
+        sampling: slmcode_agent::sampling::for_model(&model, &ws.config.sampling),
         context_window: window.tokens,
         context_from: window.describe(),
         arm,

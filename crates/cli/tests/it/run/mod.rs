@@ -102,6 +102,7 @@ mod lifecycle;
 mod ollama;
 mod resume;
 mod runaway;
+mod sampling;
 mod server;
 mod streaming;
 mod text_calls;
