@@ -235,6 +235,14 @@ pub(super) const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "first_token_timeout",
+        slot: Slot::Count {
+            min: 1,
+            max: 86_400,
+            field: |c| &mut c.first_token_timeout,
+        },
+    },
+    Key {
         name: "think",
         slot: Slot::Choice {
             options: &["auto", "on", "off", "low", "medium", "high"],

@@ -95,6 +95,9 @@ pub struct Config {
     /// A thinking model's thinking: `auto` (the server's default, nothing sent), `on`, `off`,
     /// or an effort `low` / `medium` / `high` (gpt-oss), mapped to each server's switch.
     pub think: &'static str,
+    /// Seconds a request may wait for the first sign of a reply (slow hardware reading a long
+    /// prompt); separate from the silence allowed once a reply flows.
+    pub first_token_timeout: usize,
     /// Sampling settings the user gave (`temperature`, `top_p`, `top_k`, `min_p`,
     /// `repeat_penalty`, `presence_penalty`, `seed`); the rest come from the model family's
     /// card. `temperature: server` sends none of them.
@@ -235,6 +238,7 @@ impl Default for Config {
             runaway_text_chars: 20_000,
             tool_mode: "auto",
             think: "auto",
+            first_token_timeout: 900,
             sampling: std::collections::BTreeMap::new(),
             endpoint: None,
             api_key_env: None,

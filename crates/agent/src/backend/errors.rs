@@ -41,6 +41,13 @@ pub enum BackendError {
         status: u16,
         detail: String,
     },
+    /// Nothing came back before the first-token deadline; another try would wait as long.
+    #[error(
+        "{endpoint} sent nothing within {secs} s: the model is still reading the prompt, or the \
+         server is stuck. On slow hardware raise first_token_timeout, or use a smaller \
+         context_window so there is less to read"
+    )]
+    NoFirstToken { endpoint: String, secs: u64 },
     #[error("{endpoint} failed {tries} times: {detail}")]
     GaveUp {
         endpoint: String,

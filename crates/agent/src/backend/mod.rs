@@ -15,6 +15,7 @@ use crate::runaway::{RunawayLimits, Watch};
 
 mod errors;
 mod ollama;
+mod openai;
 use errors::{connect_detail, error_detail};
 pub use errors::{is_context_overflow, tools_refused, BackendError};
 pub use ollama::{Ollama, KEEP_ALIVE as OLLAMA_KEEP_ALIVE};
@@ -168,13 +169,37 @@ pub struct BackendOptions {
     pub stream: bool,
     /// The first retry waits about this long; each next one twice as long (with jitter).
     pub retry_base: Duration,
+    /// How long a request may wait for the first sign of a reply (a token, or llama.cpp's
+    /// prompt progress): a CPU reading a long prompt is slow to start, but not this slow.
+    pub first_token: Duration,
+    /// How long a server that answers "loading model" (503) is waited for.
+    pub load_wait: Duration,
 }
+
+/// What a request is waiting on, for a user who would otherwise see nothing for minutes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Notice {
+    /// The server is still loading the model (a 503 saying so); waited this long so far.
+    Loading { waited: Duration },
+    /// llama.cpp reading the prompt (`return_progress`): tokens processed of the total, and
+    /// those it had in its cache.
+    PromptProgress {
+        processed: u64,
+        total: u64,
+        cached: u64,
+    },
+}
+
+/// Receives [`Notice`]s while a request waits.
+pub type NoticeSink = std::sync::Arc<dyn Fn(&Notice) + Send + Sync>;
 
 impl Default for BackendOptions {
     fn default() -> BackendOptions {
         BackendOptions {
             stream: true,
             retry_base: Duration::from_millis(500),
+            first_token: Duration::from_secs(900),
+            load_wait: Duration::from_secs(600),
         }
     }
 }
@@ -188,6 +213,7 @@ pub struct Backend {
     options: BackendOptions,
     /// Set when the server is Ollama: chat goes to its native API, with the run's context.
     ollama: Option<Ollama>,
+    notices: Option<NoticeSink>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -226,9 +252,9 @@ impl Backend {
         let base = endpoint.trim_end_matches('/').to_string();
         let mut builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
-            // A local model on a CPU can be slow to start talking; a silent stream this long
-            // is a dead one.
-            .read_timeout(Duration::from_secs(600));
+            // Once a reply flows, a silence this long is a dead stream (the wait for the first
+            // token has its own, longer deadline: `first_token`).
+            .read_timeout(Duration::from_secs(300));
         if is_loopback(&base) {
             // A proxy from the environment must not swallow a local server.
             builder = builder.no_proxy();
@@ -243,6 +269,7 @@ impl Backend {
             api_key: api_key.filter(|k| !k.is_empty()),
             options,
             ollama: None,
+            notices: None,
         })
     }
 
@@ -267,6 +294,17 @@ impl Backend {
                 .json::<Value>()
                 .await
                 .is_ok_and(|v| v["version"].is_string())
+    }
+
+    /// Sends what a request waits on (the model loading, the prompt being read) to `sink`.
+    pub fn on_notice(&mut self, sink: NoticeSink) {
+        self.notices = Some(sink);
+    }
+
+    pub(super) fn notice(&self, notice: Notice) {
+        if let Some(sink) = &self.notices {
+            sink(&notice);
+        }
     }
 
     /// Whether replies are asked for as streams.
@@ -339,6 +377,8 @@ impl Backend {
         }
         if self.options.stream {
             body["stream_options"] = json!({"include_usage": true});
+            // llama.cpp then reports its progress through a long prompt (others ignore it).
+            body["return_progress"] = json!(true);
         }
         // Thinking, as vLLM, llama.cpp and SGLang take it: the template's switch (Qwen3 and
         // the like) and, for a level, the effort (gpt-oss).
@@ -357,19 +397,22 @@ impl Backend {
             body = o.body(request, self.options.stream);
         }
         let mut last = String::new();
-        for attempt in 0..TRIES {
+        let loading_since = Instant::now();
+        let mut attempt = 0;
+        while attempt < TRIES {
             if attempt > 0 {
                 tokio::time::sleep(self.backoff(attempt, None)).await;
             }
+            attempt += 1;
             let started = Instant::now();
-            let sent = self
-                .request(reqwest::Method::POST, &url)
-                .json(&body)
-                .send()
-                .await;
+            let first = tokio::time::Instant::now() + self.options.first_token;
+            let send = self.request(reqwest::Method::POST, &url).json(&body).send();
+            let Ok(sent) = tokio::time::timeout_at(first, send).await else {
+                return Err(self.no_first_token());
+            };
             let response = match sent {
                 Ok(r) => r,
-                Err(e) if e.is_connect() && attempt == 0 => {
+                Err(e) if e.is_connect() && attempt == 1 => {
                     return Err(BackendError::Unreachable {
                         endpoint: self.base.clone(),
                         detail: connect_detail(&e),
@@ -384,14 +427,19 @@ impl Backend {
             if status.is_success() {
                 let result = if self.options.stream {
                     match &self.ollama {
-                        Some(_) => ollama::read_stream(response, request.runaway).await,
-                        None => self.read_stream(response, request.runaway).await,
+                        Some(_) => ollama::read_stream(response, request.runaway, first).await,
+                        None => self.read_stream(response, request.runaway, first).await,
                     }
                 } else {
-                    let whole = match &self.ollama {
-                        Some(_) => ollama::read_whole(response).await,
-                        None => self.read_whole(response).await,
+                    let read = async {
+                        match &self.ollama {
+                            Some(_) => ollama::read_whole(response).await,
+                            None => self.read_whole(response).await,
+                        }
                     };
+                    let whole = tokio::time::timeout_at(first, read)
+                        .await
+                        .unwrap_or(Err(Transient::NoFirstToken));
                     whole.map(|mut reply| {
                         // A whole reply is judged at once, the same way.
                         if let Some(r) =
@@ -409,10 +457,11 @@ impl Backend {
                         return Ok(reply);
                     }
                     // A stream cut in the middle is a transient failure: ask again.
-                    Err(Transient(detail)) => {
+                    Err(Transient::Failed(detail)) => {
                         last = detail;
                         continue;
                     }
+                    Err(Transient::NoFirstToken) => return Err(self.no_first_token()),
                 }
             }
             let retry_after = response
@@ -423,6 +472,26 @@ impl Backend {
             let text = response.text().await.unwrap_or_default();
             let detail = error_detail(&text);
             let code = status.as_u16();
+            // llama.cpp answers 503 "Loading model" until the model is in memory: waited out
+            // (up to `load_wait`), said, and not counted as a failed try.
+            if code == 503 && detail.to_ascii_lowercase().contains("loading") {
+                let waited = loading_since.elapsed();
+                if waited < self.options.load_wait {
+                    self.notice(Notice::Loading { waited });
+                    attempt -= 1;
+                    tokio::time::sleep((self.options.retry_base * 4).min(Duration::from_secs(5)))
+                        .await;
+                    continue;
+                }
+                return Err(BackendError::GaveUp {
+                    endpoint: self.base.clone(),
+                    tries: attempt,
+                    detail: format!(
+                        "the server was still loading the model after {} s (503: {detail})",
+                        waited.as_secs()
+                    ),
+                });
+            }
             if !request.tools.is_empty() && tools_refused(&detail) {
                 return Err(BackendError::ToolsRefused {
                     endpoint: self.base.clone(),
@@ -464,6 +533,13 @@ impl Backend {
         })
     }
 
+    fn no_first_token(&self) -> BackendError {
+        BackendError::NoFirstToken {
+            endpoint: self.base.clone(),
+            secs: self.options.first_token.as_secs(),
+        }
+    }
+
     fn overflow(&self, detail: String) -> BackendError {
         BackendError::ContextOverflow {
             endpoint: self.base.clone(),
@@ -478,127 +554,6 @@ impl Backend {
         }
         let base = self.options.retry_base * 2u32.saturating_pow(attempt.saturating_sub(1));
         base.mul_f64(0.5 + jitter())
-    }
-
-    async fn read_whole(&self, response: reqwest::Response) -> Result<Reply, Transient> {
-        let value: Value = match response.json().await {
-            Ok(v) => v,
-            Err(e) => return Err(Transient(format!("the reply was not JSON: {e}"))),
-        };
-        let choice = &value["choices"][0];
-        let message = &choice["message"];
-        let mut reply = Reply {
-            content: message["content"].as_str().unwrap_or_default().to_string(),
-            reasoning: reasoning_of(message).to_string(),
-            finish_reason: choice["finish_reason"].as_str().map(str::to_string),
-            usage: Usage::of(&value),
-            ..Reply::default()
-        };
-        if let Some(calls) = message["tool_calls"].as_array() {
-            for (i, c) in calls.iter().enumerate() {
-                reply.tool_calls.push(WireToolCall {
-                    id: c["id"]
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| format!("call_{i}")),
-                    kind: "function".into(),
-                    function: WireFunction {
-                        name: c["function"]["name"].as_str().unwrap_or_default().into(),
-                        arguments: arguments_text(&c["function"]["arguments"]),
-                    },
-                });
-            }
-        }
-        Ok(reply)
-    }
-
-    async fn read_stream(
-        &self,
-        response: reqwest::Response,
-        limits: RunawayLimits,
-    ) -> Result<Reply, Transient> {
-        use futures_util::StreamExt;
-        let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
-        let mut reply = Reply::default();
-        let mut watch = Watch::new(limits);
-        let mut done = false;
-        while let Some(event) = events.next().await {
-            let event = event.map_err(|e| Transient(format!("the stream broke: {e}")))?;
-            let Some(data) = event.data else { continue };
-            let data = data.trim();
-            if data == "[DONE]" {
-                done = true;
-                break;
-            }
-            let Ok(chunk) = serde_json::from_str::<Value>(data) else {
-                continue;
-            };
-            if let Some(err) = chunk.get("error") {
-                return Err(Transient(format!(
-                    "the server reported: {}",
-                    error_detail(&err.to_string())
-                )));
-            }
-            if let Some(usage) = Usage::of(&chunk) {
-                reply.usage = Some(usage);
-            } else if let (Some(usage), Some(n)) =
-                (reply.usage.as_mut(), chunk["timings"]["cache_n"].as_u64())
-            {
-                // llama.cpp may send its timings in a chunk of their own.
-                usage.cached_tokens = Some(n);
-            }
-            let Some(choice) = chunk["choices"].get(0) else {
-                continue;
-            };
-            let delta = &choice["delta"];
-            if let Some(text) = delta["content"].as_str() {
-                reply.content.push_str(text);
-            }
-            reply.reasoning.push_str(reasoning_of(delta));
-            if let Some(calls) = delta["tool_calls"].as_array() {
-                for c in calls {
-                    let index = c["index"].as_u64().unwrap_or(0) as usize;
-                    while reply.tool_calls.len() <= index {
-                        let n = reply.tool_calls.len();
-                        reply.tool_calls.push(WireToolCall {
-                            id: format!("call_{n}"),
-                            kind: "function".into(),
-                            function: WireFunction {
-                                name: String::new(),
-                                arguments: String::new(),
-                            },
-                        });
-                    }
-                    if let Some(call) = reply.tool_calls.get_mut(index) {
-                        if let Some(id) = c["id"].as_str().filter(|s| !s.is_empty()) {
-                            call.id = id.to_string();
-                        }
-                        if let Some(name) = c["function"]["name"].as_str() {
-                            call.function.name.push_str(name);
-                        }
-                        call.function
-                            .arguments
-                            .push_str(&arguments_text(&c["function"]["arguments"]));
-                    }
-                }
-            }
-            if let Some(reason) = choice["finish_reason"].as_str() {
-                reply.finish_reason = Some(reason.to_string());
-            }
-            // Stopped here: dropping the stream closes the connection, and the server stops
-            // generating.
-            if let Some(r) = watch.check(&reply.content, &reply.reasoning) {
-                reply.finish_reason = Some("runaway".into());
-                reply.runaway = Some(r.to_string());
-                return Ok(reply);
-            }
-        }
-        if !done && reply.finish_reason.is_none() {
-            return Err(Transient(
-                "the stream ended before the reply was finished".into(),
-            ));
-        }
-        Ok(reply)
     }
 
     /// The models the server offers: `/v1/models`, and Ollama's `/api/tags` when it answers.
@@ -679,23 +634,12 @@ impl Backend {
     }
 }
 
-/// A failure worth another try.
-struct Transient(String);
-
-fn reasoning_of(v: &Value) -> &str {
-    v["reasoning_content"]
-        .as_str()
-        .or(v["reasoning"].as_str())
-        .unwrap_or_default()
-}
-
-/// Arguments arrive as a JSON string (the protocol) or, from some servers, as an object.
-fn arguments_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
+/// Why reading a reply failed.
+enum Transient {
+    /// Worth another try (a stream cut in the middle, a reply that is not JSON).
+    Failed(String),
+    /// Nothing came before the first-token deadline: another try would wait as long again.
+    NoFirstToken,
 }
 
 fn ollama_details(m: &Value) -> String {

@@ -135,9 +135,9 @@ pub(super) async fn read_whole(response: reqwest::Response) -> Result<Reply, Tra
     let value: Value = response
         .json()
         .await
-        .map_err(|e| Transient(format!("the reply was not JSON: {e}")))?;
+        .map_err(|e| Transient::Failed(format!("the reply was not JSON: {e}")))?;
     if let Some(err) = value["error"].as_str() {
-        return Err(Transient(format!("the server reported: {err}")));
+        return Err(Transient::Failed(format!("the server reported: {err}")));
     }
     let mut reply = Reply::default();
     take(&mut reply, &value);
@@ -148,6 +148,7 @@ pub(super) async fn read_whole(response: reqwest::Response) -> Result<Reply, Tra
 pub(super) async fn read_stream(
     response: reqwest::Response,
     limits: RunawayLimits,
+    first: tokio::time::Instant,
 ) -> Result<Reply, Transient> {
     use futures_util::StreamExt;
     let mut bytes = response.bytes_stream();
@@ -155,8 +156,18 @@ pub(super) async fn read_stream(
     let mut watch = Watch::new(limits);
     let mut pending: Vec<u8> = Vec::new();
     let mut done = false;
-    while let Some(piece) = bytes.next().await {
-        let piece = piece.map_err(|e| Transient(format!("the stream broke: {e}")))?;
+    let mut waiting_first = true;
+    loop {
+        let next = if waiting_first {
+            waiting_first = false;
+            tokio::time::timeout_at(first, bytes.next())
+                .await
+                .map_err(|_| Transient::NoFirstToken)?
+        } else {
+            bytes.next().await
+        };
+        let Some(piece) = next else { break };
+        let piece = piece.map_err(|e| Transient::Failed(format!("the stream broke: {e}")))?;
         pending.extend_from_slice(&piece);
         while let Some(end) = pending.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
@@ -164,7 +175,7 @@ pub(super) async fn read_stream(
                 continue;
             };
             if let Some(err) = chunk["error"].as_str() {
-                return Err(Transient(format!("the server reported: {err}")));
+                return Err(Transient::Failed(format!("the server reported: {err}")));
             }
             take(&mut reply, &chunk);
             done |= chunk["done"] == json!(true);
@@ -180,7 +191,7 @@ pub(super) async fn read_stream(
         done |= chunk["done"] == json!(true);
     }
     if !done {
-        return Err(Transient(
+        return Err(Transient::Failed(
             "the stream ended before the reply was finished".into(),
         ));
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use slmcode_aci::{lang, Config, Registry, Workspace};
-use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, DEFAULT_ENDPOINT};
+use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, Notice, DEFAULT_ENDPOINT};
 use slmcode_agent::evolve::{self, Evolve};
 use slmcode_agent::prompt;
 use slmcode_agent::run::{
@@ -101,6 +101,7 @@ pub fn backend(config: &Config, stream: bool) -> Result<Backend> {
     };
     let mut options = BackendOptions {
         stream,
+        first_token: Duration::from_secs(config.first_token_timeout as u64),
         ..BackendOptions::default()
     };
     if let Some(ms) = std::env::var("SLMCODE_RETRY_BASE_MS")
@@ -109,7 +110,38 @@ pub fn backend(config: &Config, stream: bool) -> Result<Backend> {
     {
         options.retry_base = Duration::from_millis(ms);
     }
-    Ok(Backend::new(&endpoint, api_key, options)?)
+    let mut backend = Backend::new(&endpoint, api_key, options)?;
+    backend.on_notice(Arc::new(show_notice));
+    Ok(backend)
+}
+
+/// What a request waits on, on stderr, at most every few seconds: minutes of silence on slow
+/// hardware are not mistaken for a hang.
+fn show_notice(notice: &Notice) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST_SHOWN_MS: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let done =
+        matches!(notice, Notice::PromptProgress { processed, total, .. } if processed >= total);
+    if !done && now < LAST_SHOWN_MS.load(Ordering::Relaxed) + 5000 {
+        return;
+    }
+    LAST_SHOWN_MS.store(now, Ordering::Relaxed);
+    let text = match notice {
+        Notice::Loading { waited } => format!(
+            "the server is loading the model; waiting ({} s so far)",
+            waited.as_secs()
+        ),
+        Notice::PromptProgress {
+            processed,
+            total,
+            cached,
+        } => format!("reading the prompt: {processed} of {total} tokens ({cached} from its cache)"),
+    };
+    eprintln!("  [{text}]");
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

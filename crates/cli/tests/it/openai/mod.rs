@@ -422,6 +422,16 @@ async fn chat(
             json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
         };
+        // llama.cpp, asked for `return_progress`, reports its way through the prompt first.
+        if body["return_progress"] == json!(true) {
+            for processed in [prompt_tokens / 2, prompt_tokens] {
+                events.push(
+                    json!({"id": "c1", "object": "chat.completion.chunk", "choices": [],
+                                   "prompt_progress": {"total": prompt_tokens, "cache": cached,
+                                                       "processed": processed, "time_ms": 120}}),
+                );
+            }
+        }
         events.push(chunk(json!({"role": "assistant", "content": ""}), None));
         let thought: Vec<char> = reasoning.chars().collect();
         for piece in thought.chunks(7) {

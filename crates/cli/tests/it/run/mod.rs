@@ -104,6 +104,7 @@ mod resume;
 mod runaway;
 mod sampling;
 mod server;
+mod slow;
 mod streaming;
 mod text_calls;
 mod thinking;
