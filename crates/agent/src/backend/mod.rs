@@ -349,8 +349,8 @@ impl Backend {
         }
     }
 
-    /// Sends one chat request, retrying what is transient.
-    pub async fn chat(&self, request: &ChatRequest<'_>) -> Result<Reply, BackendError> {
+    /// The body of an OpenAI chat-completions request.
+    fn openai_body(&self, request: &ChatRequest<'_>) -> Value {
         let mut body = json!({
             "model": request.model,
             "messages": request.messages,
@@ -391,11 +391,18 @@ impl Backend {
             }
             _ => {}
         }
-        let mut url = format!("{}/chat/completions", self.base);
-        if let Some(o) = &self.ollama {
-            url = o.url();
-            body = o.body(request, self.options.stream);
-        }
+        body
+    }
+
+    /// Sends one chat request, retrying what is transient.
+    pub async fn chat(&self, request: &ChatRequest<'_>) -> Result<Reply, BackendError> {
+        let (url, body) = match &self.ollama {
+            Some(o) => (o.url(), o.body(request, self.options.stream)),
+            None => (
+                format!("{}/chat/completions", self.base),
+                self.openai_body(request),
+            ),
+        };
         let mut last = String::new();
         let loading_since = Instant::now();
         let mut attempt = 0;
