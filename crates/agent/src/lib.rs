@@ -7,7 +7,7 @@
 //! - Learning: [`evolve`], the bandit that picks the edit format per model family and language.
 //! - The model: [`backend`] (OpenAI-compatible chat, streaming, retries), [`runaway`] (a reply
 //!   that loops or rambles, stopped on the stream), [`sampling`] (each family's settings), [`served_context`] (the context the server
-//!   really loaded), [`server_memory`] (what a server refused, remembered), [`find_models`].
+//!   really loaded), [`probe`] (what a model on a server really does), [`server_memory`] (what a server refused, remembered), [`find_models`].
 //! - Around the tools: [`hooks`] (the project's pre/post commands), [`approvals`] (which
 //!   control files the user trusts), [`skills`], [`specialist`] (the tools that reach the
 //!   network), [`blocking`] (async tools from the sync registry).
@@ -22,6 +22,7 @@ pub mod find_models;
 pub mod foreign;
 pub mod hooks;
 pub mod mcp;
+pub mod probe;
 pub mod prompt;
 pub mod run;
 pub mod runaway;

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use slmcode_aci::path::RelPath;
 use slmcode_aci::{syntax, Config, Workspace};
 
@@ -18,6 +18,13 @@ pub struct DoctorArgs {
     /// Project root (default: the current directory).
     #[arg(long)]
     root: Option<PathBuf>,
+    /// Probe this model for real: native tool calls, the call format it writes, a long prompt
+    /// against the context in force, its speed; then print the settings to use.
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+    /// With --model: write those settings to your ~/.config/slmcode/config.yaml.
+    #[arg(long, requires = "model")]
+    write: bool,
 }
 
 /// One line of the doctor's report.
@@ -30,7 +37,10 @@ struct Check {
 
 /// `slmcode doctor`: exit 0 when everything essential is in order.
 pub fn run(args: DoctorArgs) -> Result<ExitCode> {
-    let ws = open_workspace(args.root)?;
+    let mut ws = open_workspace(args.root)?;
+    if let Some(m) = &args.model {
+        ws.config.apply_flag("model", m, "--model")?;
+    }
     let mut checks = Vec::new();
     // The endpoint and the model.
     match run::backend(&ws.config, true) {
@@ -148,11 +158,60 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         failed |= !c.ok && c.essential;
         writeln!(out, "{mark}  {}", c.text)?;
     }
+    drop(out);
+    if let (Some(model), false) = (&args.model, failed) {
+        probe_model(&ws, model, args.write)?;
+    }
     Ok(if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--model M`: asks the model what a run would, prints what it found and the settings that
+/// follow, and with `--write` puts them in the user's config.
+fn probe_model(ws: &Workspace, model: &str, write: bool) -> Result<()> {
+    let mut backend = run::backend(&ws.config, true)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let listed = runtime.block_on(backend.models())?;
+    let window = run::context_window(&runtime, &backend, &ws.config, model, &listed);
+    if runtime.block_on(backend.is_ollama()) {
+        backend.use_ollama_native(window.tokens as u64);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "\nprobing {model} (a few requests; a long one fills most of the {}-token context)",
+        window.tokens
+    )?;
+    let report = runtime.block_on(slmcode_agent::probe::probe(
+        &backend,
+        model,
+        &slmcode_aci::Registry::coding(),
+        window.tokens,
+    ))?;
+    for line in report.lines() {
+        writeln!(out, "      {line}")?;
+    }
+    let settings = report.settings(model, window.tokens);
+    writeln!(out, "settings to use:")?;
+    for (key, value) in &settings {
+        writeln!(out, "      {key}: {value}")?;
+    }
+    if write {
+        let Some(path) = slmcode_agent::user_config::config_path() else {
+            anyhow::bail!("no home directory to write ~/.config/slmcode/config.yaml in");
+        };
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let updated = slmcode_agent::probe::set_config_keys(&text, &settings);
+        slmcode_aci::fsx::save_private(&path, updated.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        writeln!(out, "written to {}", path.display())?;
+    }
+    Ok(())
 }
 
 fn sandbox_check(config: &Config) -> Check {

@@ -100,6 +100,7 @@ mod budget;
 mod context;
 mod lifecycle;
 mod ollama;
+mod probe;
 mod resume;
 mod runaway;
 mod sampling;
