@@ -57,16 +57,23 @@ printf 'def total(xs):\n    return sum(xs)\n' > "$project/app.py"
 # The server's context is 4096 tokens: the reply budget must leave room for the prompt.
 mkdir -p "$project/.slmcode"
 printf 'context_window: 4096\nmax_tokens: 1024\n' > "$project/.slmcode/config.yaml"
-for mode in stream no-stream; do
+# Native tool calls (streamed and whole), then the tools described in the prompt.
+for mode in native-stream native-whole text; do
   flags=(--max-turns 3 --json --endpoint "http://127.0.0.1:$port/v1" --root "$project")
-  [ "$mode" = no-stream ] && flags+=(--no-stream)
+  [ "$mode" = native-whole ] && flags+=(--no-stream)
+  tool_mode=native
+  [ "$mode" = text ] && tool_mode=text
   echo "== slmcode run ($mode)"
   start=$(date +%s)
   set +e
-  target/debug/slmcode run "make total() skip None values" "${flags[@]}" >"target/realmodel-$mode.json" 2>"target/realmodel-$mode.err"
+  SLMCODE_TOOL_MODE=$tool_mode target/debug/slmcode run "make total() skip None values" "${flags[@]}" \
+    >"target/realmodel-$mode.json" 2>"target/realmodel-$mode.err"
   code=$?
   set -e
   echo "exit $code after $(( $(date +%s) - start )) s"
   tail -n 15 "target/realmodel-$mode.err"
   cat "target/realmodel-$mode.json"; echo
 done
+echo "== slmcode doctor --model (the probe)"
+model=$(curl -fsS "http://127.0.0.1:$port/v1/models" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["id"])')
+SLMCODE_ENDPOINT="http://127.0.0.1:$port/v1" target/debug/slmcode doctor --model "$model" --root "$project" 2>&1 | tail -n 12 || true

@@ -62,9 +62,15 @@ fn no_request_overruns_the_window_as_the_server_counts_it() {
 
 #[test]
 fn compaction_frees_room_in_one_step_so_the_prefix_holds() {
+    for args in [&[][..], &["--no-stream"][..]] {
+        compaction_case(args);
+    }
+}
+
+fn compaction_case(args: &[&str]) {
     let p = Project::new();
     let model = FakeModel::start(reads(&p, 14, 40));
-    let r = run(&p, &model, "read the files");
+    let r = run_with(&p, &model, "read the files", args, &[]);
     assert_done(&r, &[]);
     let requests = model.requests();
     let messages = |i: usize| requests[i]["messages"].as_array().unwrap().clone();

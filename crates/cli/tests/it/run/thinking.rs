@@ -11,6 +11,12 @@ fn final_json(summary: &str) -> String {
 
 #[test]
 fn an_answer_drafted_in_the_reasoning_does_not_end_the_run() {
+    for args in [&[][..], &["--no-stream"][..]] {
+        drafted_case(args);
+    }
+}
+
+fn drafted_case(args: &[&str]) {
     let p = Project::new();
     p.write("app.py", APP);
     let model = FakeModel::start(vec![
@@ -27,7 +33,7 @@ fn an_answer_drafted_in_the_reasoning_does_not_end_the_run() {
         fix_app(),
         Scripted::final_done("fixed"),
     ]);
-    let r = run(&p, &model, "make total() skip None");
+    let r = run_with(&p, &model, "make total() skip None", args, &[]);
     assert_done(&r, &["app.py"]);
     assert_eq!(r.answer["summary"], "fixed");
     assert_fixed(&p);
