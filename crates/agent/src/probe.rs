@@ -34,10 +34,12 @@ pub struct Report {
     /// The format of the call the model wrote when the tools were described in the prompt
     /// (its Debug name), or `None` when it wrote none that could be read.
     pub text_format: Option<String>,
-    /// The size of the long prompt (tokens, as the server counted it when it said) and
-    /// whether the model still saw its first line.
+    /// The long prompt: slmcode's estimate of its tokens, and what the server counted, when
+    /// it said.
     pub long_prompt_tokens: u64,
-    pub kept_the_start: bool,
+    pub long_prompt_counted: Option<u64>,
+    /// Whether the model recalled the long prompt's first line.
+    pub recalled: bool,
     /// Prompt tokens read and tokens written per second, when measurable.
     pub read_per_sec: Option<f64>,
     pub write_per_sec: Option<f64>,
@@ -53,17 +55,24 @@ impl Report {
             // be read; auto lets a refusal switch.
             _ => "auto",
         };
-        let window = if self.kept_the_start {
-            window
-        } else {
-            // The start was lost: the server's real window is smaller than the one in force.
-            (self.long_prompt_tokens as usize / 2).max(2048)
+        let window = match (self.cut(), self.long_prompt_counted) {
+            // The server kept only what fit: that is its window.
+            (Some(true), Some(counted)) => ((counted as usize) / 256 * 256).max(512),
+            // Nothing said, and the start was lost: assume half.
+            (None, _) if !self.recalled => (window / 2 / 256 * 256).max(512),
+            _ => window,
         };
         vec![
             ("model", model.to_string()),
             ("tool_mode", tool_mode.to_string()),
             ("context_window", window.to_string()),
         ]
+    }
+
+    /// Whether the server cut the long prompt, when it said how many tokens it read.
+    fn cut(&self) -> Option<bool> {
+        self.long_prompt_counted
+            .map(|c| crate::run::prompt_was_cut(c, self.long_prompt_tokens as usize))
     }
 
     /// The report, a line per finding.
@@ -81,16 +90,21 @@ impl Report {
                 "tools described in the prompt: the model wrote no call slmcode could read".into()
             }
         };
-        let context = if self.kept_the_start {
-            format!(
-                "context: a {}-token prompt reached the model whole (it recalled its first line)",
-                self.long_prompt_tokens
-            )
-        } else {
-            format!(
-                "context: a {}-token prompt lost its start (the model could not recall its first line): the server's window is smaller than the one in force",
-                self.long_prompt_tokens
-            )
+        let n = self.long_prompt_tokens;
+        let context = match (self.cut(), self.recalled) {
+            (Some(true), _) => format!(
+                "context: the server read only {} of a {n}-token prompt: it cut it, so its window is smaller than the one in force",
+                self.long_prompt_counted.unwrap_or(0)
+            ),
+            (_, true) => format!(
+                "context: a {n}-token prompt reached the model whole (it recalled its first line)"
+            ),
+            (Some(false), false) => format!(
+                "context: the server read all of a {n}-token prompt, but the model did not recall its first line (small models often cannot)"
+            ),
+            (None, false) => format!(
+                "context: the model did not recall the first line of a {n}-token prompt: the server cut it, or the model cannot (the server did not say how much it read)"
+            ),
         };
         let speed = match (self.read_per_sec, self.write_per_sec) {
             (Some(r), Some(w)) => {
@@ -111,6 +125,11 @@ pub async fn probe(
     registry: &Registry,
     window: usize,
 ) -> Result<Report, BackendError> {
+    // Whole replies: some servers (llama-cpp-python) send no usage in a stream, and the
+    // counts are half of what the probe learns.
+    let mut backend = backend.clone();
+    backend.stop_streaming();
+    let backend = &backend;
     let tools = prompt::tool_definitions(registry);
     let offered: Vec<OfferedTool> = registry
         .specs()
@@ -156,11 +175,11 @@ pub async fn probe(
         ));
     }
     long.push_str("What was the word to remember? Answer with the word only.");
-    let (reply, took) = chat(backend, model, &[Message::user(long.clone())], &[], 32).await?;
+    let long = [Message::user(long)];
+    let (reply, took) = chat(backend, model, &long, &[], 32).await?;
     let counted = reply.usage.map(|u| u.prompt_tokens).filter(|n| *n > 0);
-    let long_prompt_tokens =
-        counted.unwrap_or_else(|| crate::run::estimate_tokens(&[Message::user(long)], &[]) as u64);
-    let kept_the_start = reply.content.contains(NEEDLE) || reply.reasoning.contains(NEEDLE);
+    let long_prompt_tokens = crate::run::estimate_tokens(&long, &[]) as u64;
+    let recalled = reply.content.contains(NEEDLE) || reply.reasoning.contains(NEEDLE);
     let read_per_sec = counted.map(|n| n as f64 / took.as_secs_f64().max(1e-3));
 
     let count = [Message::user(
@@ -176,7 +195,8 @@ pub async fn probe(
         native,
         text_format,
         long_prompt_tokens,
-        kept_the_start,
+        long_prompt_counted: counted,
+        recalled,
         read_per_sec,
         write_per_sec,
     })
@@ -237,7 +257,8 @@ mod tests {
             native,
             text_format: text.map(str::to_string),
             long_prompt_tokens: 6000,
-            kept_the_start: kept,
+            long_prompt_counted: Some(if kept { 6100 } else { 1000 }),
+            recalled: kept,
             read_per_sec: Some(400.0),
             write_per_sec: Some(12.5),
         }
@@ -281,12 +302,17 @@ mod tests {
         );
         let s = r.settings("m", 8192);
         assert_eq!(s[1].1, "text");
-        assert_eq!(s[2].1, "3000");
+        assert_eq!(s[2].1, "768");
         assert_eq!(
             report(Native::NoCall, None, true).settings("m", 8192)[1].1,
             "auto"
         );
         assert!(r.lines()[0].contains("refused by the server (does not support tools)"));
-        assert!(r.lines()[2].contains("lost its start"));
+        assert!(r.lines()[2].contains("the server read only 1000 of a 6000-token prompt"));
+        // Read whole but not recalled: the model's limit, not the server's window.
+        let mut weak = report(Native::Works, None, true);
+        weak.recalled = false;
+        assert_eq!(weak.settings("m", 8192)[2].1, "8192");
+        assert!(weak.lines()[2].contains("small models often cannot"));
     }
 }

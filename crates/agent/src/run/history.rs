@@ -183,7 +183,7 @@ pub fn estimate_tokens<'a>(
 }
 
 /// The server counted far fewer prompt tokens than were sent: it cut the prompt.
-pub(super) fn prompt_was_cut(counted: u64, estimate: usize) -> bool {
+pub fn prompt_was_cut(counted: u64, estimate: usize) -> bool {
     let counted = counted as usize;
     counted > 0 && estimate > 1000 && counted * 2 < estimate
 }

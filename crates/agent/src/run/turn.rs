@@ -461,7 +461,7 @@ impl Agent {
             if !self.warned_cut && prompt_was_cut(usage.prompt_tokens, estimate) {
                 self.warned_cut = true;
                 let text = format!(
-                    "the server counted {} prompt tokens but the prompt is about {estimate}: it was probably cut to fit the server's context, and the model did not see all of it. Ollama's default context is small — start it with OLLAMA_CONTEXT_LENGTH=16384 ollama serve (or set num_ctx), and set context_window: 16384 in .slmcode/config.yaml",
+                    "the server counted {} prompt tokens but the prompt is about {estimate}: it cut the prompt to fit a smaller context than slmcode assumes, or left part of it out (a chat template without tools drops their schemas; tool_mode: text avoids that), and the model did not see all of it. Set context_window to the server's context; `slmcode doctor --model M` tests it",
                     usage.prompt_tokens
                 );
                 self.log("warning", json!({"text": text}));

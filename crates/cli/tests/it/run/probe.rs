@@ -44,6 +44,8 @@ fn a_model_that_does_everything_gets_native_and_its_context() {
     // Four requests: the native call, the text call, the long prompt, the count.
     assert_eq!(model.requests().len(), 4);
     assert!(model.requests()[0].get("tools").is_some());
+    // Whole replies, so that servers which send no usage in a stream still report counts.
+    assert!(model.requests().iter().all(|r| r["stream"] == json!(false)));
     assert!(model.requests()[1].get("tools").is_none());
     let long = model.requests()[2]["messages"][0]["content"]
         .as_str()
@@ -65,7 +67,8 @@ fn a_refusing_server_that_cuts_the_prompt_gets_text_and_a_smaller_window() {
     let home = tempfile::tempdir().unwrap();
     let model = FakeModel::start(vec![
         Scripted::text("<tool_call>{\"name\": \"ws_read\", \"arguments\": {\"path\": \"README.md\"}}</tool_call>"),
-        Scripted::TextWithPromptTokens("I do not know.".into(), 4000),
+        // The server kept 1,000 tokens of a prompt of about 5,700.
+        Scripted::TextWithPromptTokens("I do not know.".into(), 1000),
         Scripted::text("1 2 3"),
     ])
     .refusing_tools(
@@ -75,8 +78,8 @@ fn a_refusing_server_that_cuts_the_prompt_gets_text_and_a_smaller_window() {
     let out = doctor(&model, home.path(), false);
     for line in [
         "native tool calls: refused by the server (registry.ollama.ai/library/test-model does not support tools)",
-        "lost its start",
-        "      tool_mode: text\n      context_window: 2048\n",
+        "context: the server read only 1000 of a ",
+        "      tool_mode: text\n      context_window: 768\n",
     ] {
         assert!(out.contains(line), "{line}\n{out}");
     }

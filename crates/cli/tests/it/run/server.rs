@@ -84,7 +84,12 @@ fn a_prompt_the_server_cut_is_reported() {
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("OLLAMA_CONTEXT_LENGTH"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("Set context_window to the server's context"),
+        "{}",
+        r.stderr
+    );
     // The project's instructions were in the first message.
     let first = model.requests()[0]["messages"][1]["content"]
         .as_str()
