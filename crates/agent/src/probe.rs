@@ -111,6 +111,9 @@ impl Report {
                 format!("speed: reads about {r:.0} tokens/s, writes about {w:.1} tokens/s")
             }
             (None, Some(w)) => format!("speed: writes about {w:.1} tokens/s"),
+            (Some(r), None) => {
+                format!("speed: reads about {r:.0} tokens/s (the count came back empty)")
+            }
             _ => "speed: the server did not report token counts".into(),
         };
         vec![native, text, context, speed]
