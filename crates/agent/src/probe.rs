@@ -134,17 +134,7 @@ pub async fn probe(
     backend.stop_streaming();
     let backend = &backend;
     let tools = prompt::tool_definitions(registry);
-    let offered: Vec<OfferedTool> = registry
-        .specs()
-        .map(|s| OfferedTool {
-            name: s.name.to_string(),
-            params: s
-                .params
-                .iter()
-                .map(|p| (p.name.to_string(), p.kind))
-                .collect(),
-        })
-        .collect();
+    let offered = OfferedTool::all_of(registry);
     let ask = "Read the file README.md. Answer with the tool call only.";
     let ask_native = [
         Message::system("You are a coding agent. Use the tools."),

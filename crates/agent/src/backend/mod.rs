@@ -641,6 +641,24 @@ impl Backend {
     }
 }
 
+/// The next piece of a reply's stream. The first must come by the deadline in `first`
+/// (taken on the first call): a server silent past it has not started the reply.
+async fn next_piece<S>(
+    stream: &mut S,
+    first: &mut Option<tokio::time::Instant>,
+) -> Result<Option<S::Item>, Transient>
+where
+    S: futures_util::Stream + Unpin,
+{
+    use futures_util::StreamExt;
+    match first.take() {
+        Some(deadline) => tokio::time::timeout_at(deadline, stream.next())
+            .await
+            .map_err(|_| Transient::NoFirstToken),
+        None => Ok(stream.next().await),
+    }
+}
+
 /// Why reading a reply failed.
 enum Transient {
     /// Worth another try (a stream cut in the middle, a reply that is not JSON).

@@ -150,23 +150,13 @@ pub(super) async fn read_stream(
     limits: RunawayLimits,
     first: tokio::time::Instant,
 ) -> Result<Reply, Transient> {
-    use futures_util::StreamExt;
     let mut bytes = response.bytes_stream();
     let mut reply = Reply::default();
     let mut watch = Watch::new(limits);
     let mut pending: Vec<u8> = Vec::new();
     let mut done = false;
-    let mut waiting_first = true;
-    loop {
-        let next = if waiting_first {
-            waiting_first = false;
-            tokio::time::timeout_at(first, bytes.next())
-                .await
-                .map_err(|_| Transient::NoFirstToken)?
-        } else {
-            bytes.next().await
-        };
-        let Some(piece) = next else { break };
+    let mut first = Some(first);
+    while let Some(piece) = super::next_piece(&mut bytes, &mut first).await? {
         let piece = piece.map_err(|e| Transient::Failed(format!("the stream broke: {e}")))?;
         pending.extend_from_slice(&piece);
         while let Some(end) = pending.iter().position(|b| *b == b'\n') {

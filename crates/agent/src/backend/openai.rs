@@ -47,22 +47,12 @@ impl Backend {
         limits: RunawayLimits,
         first: tokio::time::Instant,
     ) -> Result<Reply, Transient> {
-        use futures_util::StreamExt;
         let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
         let mut reply = Reply::default();
         let mut watch = Watch::new(limits);
         let mut done = false;
-        let mut waiting_first = true;
-        loop {
-            let next = if waiting_first {
-                waiting_first = false;
-                tokio::time::timeout_at(first, events.next())
-                    .await
-                    .map_err(|_| Transient::NoFirstToken)?
-            } else {
-                events.next().await
-            };
-            let Some(event) = next else { break };
+        let mut first = Some(first);
+        while let Some(event) = super::next_piece(&mut events, &mut first).await? {
             let event = event.map_err(|e| Transient::Failed(format!("the stream broke: {e}")))?;
             let Some(data) = event.data else { continue };
             let data = data.trim();

@@ -232,17 +232,7 @@ impl Agent {
         on_event: Box<dyn FnMut(&Event) + Send>,
     ) -> Agent {
         let tools_json = prompt::tool_definitions(&registry);
-        let offered = registry
-            .specs()
-            .map(|s| OfferedTool {
-                name: s.name.to_string(),
-                params: s
-                    .params
-                    .iter()
-                    .map(|p| (p.name.to_string(), p.kind))
-                    .collect(),
-            })
-            .collect::<Vec<OfferedTool>>();
+        let offered = OfferedTool::all_of(&registry);
         let mut readable = offered.clone();
         for name in crate::foreign::NAMES {
             if !readable.iter().any(|t| t.name == *name) {

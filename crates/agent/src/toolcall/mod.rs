@@ -47,6 +47,23 @@ pub struct OfferedTool {
     pub params: Vec<(String, Kind)>,
 }
 
+impl OfferedTool {
+    /// Every tool of `registry`, as the text parser reads calls to them.
+    pub fn all_of(registry: &slmcode_aci::Registry) -> Vec<OfferedTool> {
+        registry
+            .specs()
+            .map(|s| OfferedTool {
+                name: s.name.to_string(),
+                params: s
+                    .params
+                    .iter()
+                    .map(|p| (p.name.to_string(), p.kind))
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
 /// How a call was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallFormat {

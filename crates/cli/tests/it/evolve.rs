@@ -88,13 +88,7 @@ fn a_run_teaches_the_bandit_and_stats_show_the_drift() {
     );
     assert!(stats.contains("search_replace"), "{stats}");
     // The rung report is in the trajectory.
-    let log = std::fs::read_dir(p.path(".slmcode/runs"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .unwrap();
-    let text = std::fs::read_to_string(log).unwrap();
+    let text = p.run_log();
     assert!(
         text.contains("\"edit_outcome\":{\"fuzzy\":\"indentation\"}"),
         "{text}"

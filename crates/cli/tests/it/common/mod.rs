@@ -56,6 +56,17 @@ impl Project {
         self.dir.path()
     }
 
+    /// The text of the project's one run trajectory (`.slmcode/runs/<id>.jsonl`).
+    pub fn run_log(&self) -> String {
+        let log = std::fs::read_dir(self.path(".slmcode/runs"))
+            .expect("a runs directory")
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .expect("a trajectory");
+        std::fs::read_to_string(log).expect("a readable trajectory")
+    }
+
     pub fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }

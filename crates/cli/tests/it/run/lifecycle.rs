@@ -150,20 +150,7 @@ fn ctrl_c_stops_cleanly_and_names_the_trajectory() {
         Scripted::call("ws_read", json!({"path": "a.txt"})),
         Scripted::Slow(20_000, Box::new(Scripted::final_done("too late"))),
     ]);
-    let child = bin()
-        .args([
-            "run",
-            "read a.txt",
-            "--json",
-            "--endpoint",
-            &model.url,
-            "--root",
-        ])
-        .arg(p.root())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&p, &model, "read a.txt");
     // Wait until the second request is in flight, then interrupt.
     let started = std::time::Instant::now();
     while model.requests().len() < 2 {
@@ -173,11 +160,7 @@ fn ctrl_c_stops_cleanly_and_names_the_trajectory() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert!(
         started.elapsed().as_secs() < 15,
@@ -196,13 +179,7 @@ fn ctrl_c_stops_cleanly_and_names_the_trajectory() {
         stderr.contains("go on with slmcode run --resume "),
         "{stderr}"
     );
-    let log = std::fs::read_dir(p.path(".slmcode/runs"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .unwrap();
-    let text = std::fs::read_to_string(log).unwrap();
+    let text = p.run_log();
     assert!(
         text.contains("\"type\":\"tool\"") && text.contains("\"status\":\"interrupted\""),
         "{text}"
@@ -230,13 +207,7 @@ fn ctrl_c_during_a_command_kills_it_and_the_call_keeps_its_result() {
         ),
         Scripted::final_done("never asked"),
     ]);
-    let child = bin()
-        .args(["run", "wait", "--json", "--endpoint", &model.url, "--root"])
-        .arg(p.root())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&p, &model, "wait");
     let started = std::time::Instant::now();
     while !crate::common::alive(&marker) {
         assert!(
@@ -246,11 +217,7 @@ fn ctrl_c_during_a_command_kills_it_and_the_call_keeps_its_result() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let interrupted = std::time::Instant::now();
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     // Generous: a run that waited for the command would take its 600 s.
     assert!(
@@ -281,4 +248,24 @@ fn ctrl_c_during_a_command_kills_it_and_the_call_keeps_its_result() {
         "{last}"
     );
     assert_eq!(model.requests().len(), 1, "no request after the stop");
+}
+
+/// `slmcode run TASK --json` against `model`, in the background, its output captured.
+fn spawn_run(p: &Project, model: &FakeModel, task: &str) -> std::process::Child {
+    bin()
+        .args(["run", task, "--json", "--endpoint", &model.url, "--root"])
+        .arg(p.root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Ctrl-C, as a terminal sends it.
+fn interrupt(child: &std::process::Child) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
 }

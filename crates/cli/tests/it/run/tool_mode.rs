@@ -121,13 +121,7 @@ fn the_switch_is_in_the_trajectory_and_a_follow_up_keeps_it() {
     let model = FakeModel::start(text_script()).refusing_tools(status, body);
     let r = run(&p, &model, "make total() skip None");
     assert_done(&r, &["app.py"]);
-    let log = std::fs::read_dir(p.path(".slmcode/runs"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .unwrap();
-    let text = std::fs::read_to_string(log).unwrap();
+    let text = p.run_log();
     assert!(
         text.contains(r#""switched_to":"text""#) && text.contains("does not support tools"),
         "{text}"
