@@ -37,7 +37,8 @@ fn config_template() -> String {
         if slmcode_aci::config::USER_ONLY_KEYS.contains(&key) {
             continue;
         }
-        let value = if value == "(none)" {
+        // "(none)", "(the model's default)": nothing to uncomment as a value.
+        let value = if value.starts_with('(') {
             String::new()
         } else {
             value
