@@ -280,31 +280,18 @@ async fn admit(
     // A body that is no JSON-RPC message is answered here, as JSON-RPC says: 400 with the
     // error (id null). A handshake without its params gets -32602 like any bad params.
     if parts.method == axum::http::Method::POST {
-        if let Verdict::Answer(error) = jsonrpc::check(&bytes) {
-            let status = if error["error"]["code"] == jsonrpc::INVALID_PARAMS {
-                StatusCode::OK
-            } else {
-                StatusCode::BAD_REQUEST
-            };
-            return (
-                status,
-                [(header::CONTENT_TYPE, "application/json")],
-                error.to_string(),
-            )
-                .into_response();
-        }
-    }
-    if parts.method == axum::http::Method::POST && !parts.headers.contains_key("mcp-session-id") {
-        #[derive(serde::Deserialize)]
-        struct Probe {
-            method: Option<String>,
-            id: Option<Value>,
-        }
-        if let Ok(probe) = serde_json::from_slice::<Probe>(&bytes) {
-            if probe.method.as_deref() == Some("initialize") {
-                if let Err(full) = sessions.make_room().await {
-                    return session_table_full(full, probe.id.unwrap_or(Value::Null));
-                }
+        let verdict = jsonrpc::parse(&bytes).map(|message| {
+            let verdict = jsonrpc::check_message(&message);
+            (message, verdict)
+        });
+        let message = match verdict {
+            Ok((message, Verdict::Pass)) => message,
+            Ok((_, Verdict::Answer(error))) | Err(error) => return refused_message(error),
+        };
+        // A new session: room is made for it first.
+        if message["method"] == "initialize" && !parts.headers.contains_key("mcp-session-id") {
+            if let Err(full) = sessions.make_room().await {
+                return session_table_full(full, message["id"].clone());
             }
         }
     }
@@ -313,6 +300,24 @@ async fn admit(
         axum::body::Body::from(bytes),
     ))
     .await
+}
+
+/// A message answered before the library sees it: 400 for a body that is no JSON-RPC
+/// message, 200 for a handshake whose params do not fit (an ordinary error response).
+fn refused_message(error: Value) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    let status = if error["error"]["code"] == jsonrpc::INVALID_PARAMS {
+        StatusCode::OK
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        error.to_string(),
+    )
+        .into_response()
 }
 
 /// 503 with a JSON-RPC error answering the refused `initialize`, so that an MCP client shows

@@ -46,16 +46,25 @@ pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
 
 /// Checks one message (a line on stdio, a body over HTTP).
 pub fn check(bytes: &[u8]) -> Verdict {
-    let value: Value = match serde_json::from_slice(bytes) {
-        Ok(v) => v,
-        Err(e) => {
-            return Verdict::Answer(error(
-                Value::Null,
-                PARSE_ERROR,
-                format!("parse error: the message is not JSON ({e})"),
-            ))
-        }
-    };
+    match parse(bytes) {
+        Ok(value) => check_message(&value),
+        Err(answer) => Verdict::Answer(answer),
+    }
+}
+
+/// The message as JSON, or the parse error (-32700) that answers it.
+pub fn parse(bytes: &[u8]) -> Result<Value, Value> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        error(
+            Value::Null,
+            PARSE_ERROR,
+            format!("parse error: the message is not JSON ({e})"),
+        )
+    })
+}
+
+/// Checks a parsed message.
+pub fn check_message(value: &Value) -> Verdict {
     let invalid = |why: &str| {
         Verdict::Answer(error(
             Value::Null,
