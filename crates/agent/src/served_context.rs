@@ -134,11 +134,7 @@ impl Backend {
     /// answers 404 and the probe says nothing. Never fails: what cannot be learned is `None`.
     pub async fn served_context(&self, model: &str, listed: &[ModelInfo]) -> ServedContext {
         let entry = listed.iter().find(|m| m.id == model);
-        let root = self
-            .endpoint()
-            .strip_suffix("/v1")
-            .unwrap_or(self.endpoint())
-            .to_string();
+        let root = self.root().to_string();
         let urls = [
             format!("{root}/props?model={}", query_value(model)),
             format!("{root}/api/ps"),

@@ -51,7 +51,12 @@ impl Agent {
         messages: impl IntoIterator<Item = &'a Message>,
         tools: &[Value],
     ) -> usize {
-        (estimate_tokens(messages, tools) as f64 * self.calibration).ceil() as usize
+        self.scaled(estimate_tokens(messages, tools))
+    }
+
+    /// slmcode's `estimate` scaled to the server's count.
+    pub(super) fn scaled(&self, estimate: usize) -> usize {
+        (estimate as f64 * self.calibration).ceil() as usize
     }
 
     /// Learns the server's tokenizer from its count for a request slmcode estimated at

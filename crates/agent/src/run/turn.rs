@@ -387,7 +387,7 @@ impl Agent {
             let messages: Vec<Message> = self.history.iter().map(|e| e.message.clone()).collect();
             let tools: Vec<Value> = self.sent_tools().to_vec();
             let estimate = estimate_tokens(&messages, &tools);
-            let expected = self.calibrated(&messages, &tools);
+            let expected = self.scaled(estimate);
             let max_tokens = self.reply_room(expected);
             let last = self.history.last().map(|e| e.message.clone());
             self.log(

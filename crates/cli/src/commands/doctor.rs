@@ -44,7 +44,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     let mut checks = Vec::new();
     // The endpoint and the model.
     match run::backend(&ws.config, true) {
-        Ok(backend) => {
+        Ok(mut backend) => {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
@@ -95,10 +95,14 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
                         .filter(|m| models.iter().any(|x| &x.id == m))
                         .or_else(|| models.first().map(|m| m.id.clone()));
                     if let Some(model) = model {
-                        let window =
-                            run::context_window(&runtime, &backend, &ws.config, &model, &models);
                         // Ollama: runs set the context themselves, through its own API.
-                        let ollama = runtime.block_on(backend.is_ollama());
+                        let (window, ollama) = run::settle_context(
+                            &runtime,
+                            &mut backend,
+                            &ws.config,
+                            &model,
+                            &models,
+                        );
                         let warning = window.warning().filter(|_| !ollama);
                         let how = if ollama {
                             " (Ollama: runs use its /api/chat and set num_ctx to this)"
@@ -177,10 +181,7 @@ fn probe_model(ws: &Workspace, model: &str, write: bool) -> Result<()> {
         .enable_all()
         .build()?;
     let listed = runtime.block_on(backend.models())?;
-    let window = run::context_window(&runtime, &backend, &ws.config, model, &listed);
-    if runtime.block_on(backend.is_ollama()) {
-        backend.use_ollama_native(window.tokens as u64);
-    }
+    let (window, _) = run::settle_context(&runtime, &mut backend, &ws.config, model, &listed);
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

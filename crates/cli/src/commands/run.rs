@@ -151,21 +151,27 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-/// The context window a run of `model` works within: the config's when set, else what the
-/// server says it loaded.
-pub fn context_window(
+/// The context window a run of `model` works within — the config's when set, else what the
+/// server says it loaded — and whether the server is Ollama, in which case `backend` now talks
+/// to its native API with that window as `num_ctx` (its `/v1` ignores `num_ctx`).
+pub fn settle_context(
     runtime: &tokio::runtime::Runtime,
-    backend: &Backend,
+    backend: &mut Backend,
     config: &Config,
     model: &str,
     listed: &[ModelInfo],
-) -> ContextWindow {
+) -> (ContextWindow, bool) {
     let served = runtime.block_on(backend.served_context(model, listed));
-    window_in_force(
+    let window = window_in_force(
         config.context_window,
         config.origins.get("context_window").map(String::as_str),
         served,
-    )
+    );
+    let ollama = runtime.block_on(backend.is_ollama());
+    if ollama {
+        backend.use_ollama_native(window.tokens as u64);
+    }
+    (window, ollama)
 }
 
 /// `slmcode models`.
@@ -190,12 +196,9 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         (Some(saved), None) => saved.model.clone(),
         _ => choose_model(&ws, &listed)?,
     };
-    let window = context_window(&runtime, &backend, &ws.config, &model, &listed);
-    // Ollama: its own API, where the run sets the context (its /v1 ignores num_ctx).
-    let ollama = runtime.block_on(backend.is_ollama());
-    if ollama {
-        backend.use_ollama_native(window.tokens as u64);
-    } else if let Some(w) = window.warning() {
+    let (window, ollama) = settle_context(&runtime, &mut backend, &ws.config, &model, &listed);
+    // Through Ollama's own API the run sets the context itself: nothing to warn of.
+    if let Some(w) = window.warning().filter(|_| !ollama) {
         eprintln!("slmcode: warning: {w}");
     }
     let max_turns = ws.config.max_turns.max(1);
