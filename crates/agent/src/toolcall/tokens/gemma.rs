@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use slmcode_aci::registry::Kind;
 
 use super::super::classify::resolve;
-use super::super::lex::{find_at, sub};
+use super::super::lex::sub;
 use super::super::scan::Scan;
 use super::super::CallFormat;
 use super::typed_value;
@@ -23,11 +23,9 @@ impl Scan<'_> {
             let text = self.reply;
             let mut from = 0;
             while let Some(at) = self.free(from, open) {
-                let body = at + open.len();
-                let body_end = find_at(text, body, close).unwrap_or(text.len());
-                let end = (body_end + close.len()).min(text.len());
-                let site = self.site(at, end, CallFormat::Gemma);
-                let inner = sub(text, body, body_end).trim();
+                let (body, site) = self.block(at, (open, close), CallFormat::Gemma);
+                let end = site.span.end;
+                let inner = sub(text, body.start, body.end).trim();
                 match inner.strip_prefix("call:").and_then(|r| r.split_once('{')) {
                     Some((name, rest)) => match gemma_args(rest, quote).map(|(args, _)| args) {
                         Some(args) => {

@@ -217,11 +217,9 @@ impl Scan<'_> {
         let text = self.reply;
         let mut from = 0;
         while let Some(at) = self.free(from, open) {
-            let body = at + open.len();
-            let body_end = find_at(text, body, close).unwrap_or(text.len());
-            let end = (body_end + close.len()).min(text.len());
-            let site = self.site(at, end, CallFormat::Apertus);
-            match repair_value(sub(text, body, body_end).trim()) {
+            let (body, site) = self.block(at, (open, close), CallFormat::Apertus);
+            let end = site.span.end;
+            match repair_value(sub(text, body.start, body.end).trim()) {
                 Ok((Value::Array(items), repairs)) => {
                     for (k, item) in items.into_iter().enumerate() {
                         match item {

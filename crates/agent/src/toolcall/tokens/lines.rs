@@ -68,12 +68,10 @@ impl Scan<'_> {
         let text = self.reply;
         let mut from = 0;
         while let Some(at) = self.free(from, open) {
-            let body = at + open.len();
-            let body_end = find_at(text, body, close).unwrap_or(text.len());
-            let end = (body_end + close.len()).min(text.len());
-            let site = self.site(at, end, CallFormat::Olmo);
+            let (body, site) = self.block(at, (open, close), CallFormat::Olmo);
+            let end = site.span.end;
             let mut k = 0;
-            for line in sub(text, body, body_end)
+            for line in sub(text, body.start, body.end)
                 .lines()
                 .filter(|l| !l.trim().is_empty())
             {

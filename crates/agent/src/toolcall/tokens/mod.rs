@@ -65,6 +65,21 @@ impl Scan<'_> {
         }
     }
 
+    /// The block `open` starts at `at`, up to its `close` (or the reply's end when it has
+    /// none): its body, and its site, taken.
+    pub(super) fn block(
+        &mut self,
+        at: usize,
+        (open, close): (&str, &str),
+        format: CallFormat,
+    ) -> (std::ops::Range<usize>, Site) {
+        let text = self.reply;
+        let body = at + open.len();
+        let body_end = find_at(text, body, close).unwrap_or(text.len());
+        let end = (body_end + close.len()).min(text.len());
+        (body..body_end, self.site(at, end, format))
+    }
+
     pub(super) fn site(&mut self, start: usize, end: usize, format: CallFormat) -> Site {
         self.take(start..end);
         Site {
