@@ -3,7 +3,7 @@
 //! `pending apply`. Each is checked by its effect: the directory outside is byte for byte as
 //! before, nothing is created there, and the refusal says where the link leads.
 
-use crate::common::{self, bin, Project};
+use crate::common::{self, Project};
 use serde_json::{json, Value};
 
 /// A directory outside the project holding `victim.txt`, and a project that reaches it through
@@ -116,26 +116,11 @@ fn no_changing_tool_writes_through_a_link_out_of_the_project() {
 }
 
 fn checkpoints(p: &Project, args: &[&str]) -> (i32, String, String) {
-    cli(p, "checkpoints", args)
+    p.cli("checkpoints", args)
 }
 
 fn pending(p: &Project, args: &[&str]) -> (i32, String, String) {
-    cli(p, "pending", args)
-}
-
-fn cli(p: &Project, command: &str, args: &[&str]) -> (i32, String, String) {
-    let out = bin()
-        .arg(command)
-        .args(args)
-        .arg("--root")
-        .arg(p.root())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    p.cli("pending", args)
 }
 
 /// Replaces the project's `d/` by a link to a directory outside holding files of the same

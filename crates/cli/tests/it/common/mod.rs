@@ -56,6 +56,22 @@ impl Project {
         self.dir.path()
     }
 
+    /// `slmcode COMMAND ARGS --root <this project>`: its exit code, stdout and stderr.
+    pub fn cli(&self, command: &str, args: &[&str]) -> (i32, String, String) {
+        let out = bin()
+            .arg(command)
+            .args(args)
+            .arg("--root")
+            .arg(self.root())
+            .output()
+            .expect("run slmcode");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     /// The text of the project's one run trajectory (`.slmcode/runs/<id>.jsonl`).
     pub fn run_log(&self) -> String {
         let log = std::fs::read_dir(self.path(".slmcode/runs"))

@@ -92,12 +92,7 @@ fn a_follow_up_continues_the_conversation_and_the_prompt_cache() {
     assert_eq!(records[0]["resumed_from"], first_id.as_str());
     assert_eq!(records[0]["task"], "now also add a docstring");
 
-    let out = bin()
-        .args(["runs", "list", "--root"])
-        .arg(p.root())
-        .output()
-        .unwrap();
-    let listed = String::from_utf8_lossy(&out.stdout);
+    let (_, listed, _) = p.cli("runs", &["list"]);
     assert!(
         listed.contains(&format!("(follows up {first_id}) now also add a docstring")),
         "{listed}"
@@ -110,16 +105,8 @@ fn a_follow_up_continues_the_conversation_and_the_prompt_cache() {
         .collect();
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     let session = sessions[0].file_name().to_string_lossy().to_string();
-    let out = bin()
-        .args(["checkpoints", "restore", &session, "--root"])
-        .arg(p.root())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, _, err) = p.cli("checkpoints", &["restore", &session]);
+    assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read_to_string(p.path("app.py")).unwrap(), APP);
 }
 

@@ -18,18 +18,7 @@ pub(super) fn edit(path: &str, old: &str, new: &str) -> Value {
 }
 
 pub(super) fn checkpoints(p: &Project, args: &[&str]) -> (i32, String, String) {
-    let out = bin()
-        .arg("checkpoints")
-        .args(args)
-        .arg("--root")
-        .arg(p.root())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    p.cli("checkpoints", args)
 }
 
 mod focus;
