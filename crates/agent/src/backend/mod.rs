@@ -18,7 +18,7 @@ mod ollama;
 mod openai;
 use errors::{connect_detail, error_detail};
 pub use errors::{is_context_overflow, tools_refused, BackendError};
-pub use ollama::{Ollama, KEEP_ALIVE as OLLAMA_KEEP_ALIVE};
+use ollama::Ollama;
 
 /// Where Ollama listens by default.
 pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:11434/v1";
@@ -326,10 +326,6 @@ impl Backend {
         });
     }
 
-    /// The Ollama settings in force, when chat goes to Ollama's native API.
-    pub fn ollama(&self) -> Option<&Ollama> {
-        self.ollama.as_ref()
-    }
 
     /// A GET with the API key, for the probes of what the server serves.
     pub(crate) fn get(&self, url: &str) -> reqwest::RequestBuilder {
