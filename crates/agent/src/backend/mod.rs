@@ -326,7 +326,6 @@ impl Backend {
         });
     }
 
-
     /// A GET with the API key, for the probes of what the server serves.
     pub(crate) fn get(&self, url: &str) -> reqwest::RequestBuilder {
         self.request(reqwest::Method::GET, url)
