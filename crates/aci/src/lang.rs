@@ -27,7 +27,7 @@ use crate::path::Jail;
 pub const OTHER: &str = "other";
 
 /// A tree-sitter grammar the syntax check can parse with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Grammar {
     Rust,
     Python,

@@ -30,6 +30,7 @@ pub mod secrets;
 pub mod shell;
 pub mod state;
 mod suggest;
+pub mod symbols;
 pub mod syntax;
 pub mod text;
 pub mod tools;

@@ -278,6 +278,7 @@ pub fn commit_as(
                 ToolError::refused(RefusalClass::Io, format!("{verb} of {path} failed: {e}"))
             })?;
             ws.session.changed.insert(target.real.clone());
+            ws.session.symbols.touch(&target.real);
             ws.session.record_read(
                 target.real,
                 ReadRecord {
@@ -462,6 +463,9 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
     removed.map_err(|e| {
         ToolError::refused(RefusalClass::Io, format!("delete of {path} failed: {e}"))
     })?;
+    for p in &paths {
+        ws.session.symbols.touch(p);
+    }
     ws.session.changed.extend(paths.iter().cloned());
     Ok(Deleted {
         dry_run: false,
@@ -599,6 +603,8 @@ pub fn rename(
         Moved::Renamed
     };
     ws.session.moved(&from_real, &to_target.real);
+    ws.session.symbols.touch(&from_real);
+    ws.session.symbols.touch(&to_target.real);
     ws.session.changed.insert(from_real);
     ws.session.changed.insert(to_target.real);
     Ok((how, not_saved.into_iter().collect()))

@@ -69,6 +69,15 @@ pub fn check(path: &RelPath, bytes: &[u8]) -> Verdict {
     }
 }
 
+/// Parses a whole file from scratch for reading its structure (the outline and the symbol
+/// index): its grammar, the tree, and the text the tree's positions are in. `None` when no
+/// grammar covers the file or it is not UTF-8.
+pub fn parse_whole<'a>(path: &RelPath, bytes: &'a [u8]) -> Option<(lang::Grammar, Tree, &'a str)> {
+    let grammar = lang::grammar_for(path.as_str())?;
+    let (_, tree, text) = parse(path, bytes, None)?;
+    Some((grammar, tree, text))
+}
+
 /// The text tree-sitter sees: UTF-8 without a BOM.
 fn source(bytes: &[u8]) -> Option<&str> {
     let text = std::str::from_utf8(bytes).ok()?;

@@ -14,6 +14,7 @@ use crate::control::CallControl;
 use crate::loopguard::LoopGuard;
 use crate::path::{Jail, RelPath};
 use crate::secrets::Secrets;
+use crate::symbols::SymbolIndex;
 use crate::syntax::TreeCache;
 
 /// What a session knows about a file it read: enough to tell later whether the file changed
@@ -60,6 +61,9 @@ pub struct Session {
     /// Every path this session wrote, created, deleted or moved (both sides of a move): what a
     /// run reports as its files changed.
     pub changed: std::collections::BTreeSet<RelPath>,
+    /// The project's symbol index (ws_outline, ws_symbols, the repo map), loaded on first
+    /// use; the mutation path marks what it changed.
+    pub symbols: SymbolIndex,
     /// The server-wide record of what was shown, for a request without a session.
     shared: Option<Arc<SharedReads>>,
 }

@@ -115,15 +115,19 @@ impl Args {
                     args.insert(p.name.into(), v);
                 }
                 None if p.required => {
+                    let what = if p.description.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", p.description)
+                    };
                     return Err(ToolError::Args(format!(
-                        "{} needs \"{}\" ({}): {}. Example: {} {}",
+                        "{} needs \"{}\" ({}){what}. Example: {} {}",
                         spec.name,
                         p.name,
                         p.kind.describe(),
-                        p.description,
                         spec.name,
                         spec.example
-                    )))
+                    )));
                 }
                 None => {}
             }

@@ -137,7 +137,9 @@ impl ToolSpec {
         let mut props = Map::new();
         for p in self.params {
             let mut s = p.kind.schema();
-            if let Value::Object(o) = &mut s {
+            // A name that says it all (`path`, `pattern`) is offered without a description:
+            // every token here is paid on every turn.
+            if let (Value::Object(o), false) = (&mut s, p.description.is_empty()) {
                 o.insert("description".into(), Value::String(p.description.into()));
             }
             props.insert(p.name.into(), s);

@@ -13,25 +13,30 @@ pub struct DeleteTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_delete",
-    description: Cow::Borrowed("Delete a file or symlink; a directory needs recursive: true. Checkpointed, so it can be restored."),
+    description: Cow::Borrowed("Delete a file; a directory needs recursive: true."),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: true,
-            description: "what to delete",
+            description: "",
             aliases: FILE_PATH_ALIASES,
         },
         Param {
             name: "recursive",
             kind: Kind::Boolean,
             required: false,
-            description: "true to delete a directory and its contents",
+            description: "delete a directory and its contents",
             aliases: &["r", "recurse"],
         },
     ],
     example: "{\"path\":\"old/unused.py\"}",
-    effect: Effect { read_only: false, destructive: true, idempotent: true, open_world: false },
+    effect: Effect {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        open_world: false,
+    },
     passes_unknown_args: false,
     rest_hint: "",
 };

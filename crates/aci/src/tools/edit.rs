@@ -26,7 +26,7 @@ static SPEC: ToolSpec = ToolSpec {
             name: "path",
             kind: Kind::String,
             required: true,
-            description: "file to edit",
+            description: "",
             aliases: FILE_PATH_ALIASES,
         },
         Param {

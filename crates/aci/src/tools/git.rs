@@ -30,7 +30,7 @@ static STATUS_SPEC: ToolSpec = ToolSpec {
 
 static DIFF_SPEC: ToolSpec = ToolSpec {
     name: "git_diff",
-    description: Cow::Borrowed("Uncommitted changes as a unified diff; pass path for one file."),
+    description: Cow::Borrowed("Uncommitted changes as a unified diff."),
     params: &[
         Param {
             name: "path",

@@ -23,20 +23,22 @@ pub struct GlobTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_glob",
-    description: Cow::Borrowed("Find files by name: \"**/*.rs\", \"src/**/test_*.py\"; a pattern without \"/\" matches in every directory."),
+    description: Cow::Borrowed(
+        "Find files by glob, e.g. \"src/**/*.rs\"; a pattern without \"/\" matches at any depth.",
+    ),
     params: &[
         Param {
             name: "pattern",
             kind: Kind::String,
             required: true,
-            description: "glob pattern",
+            description: "",
             aliases: &["glob", "query", "name"],
         },
         Param {
             name: "path",
             kind: Kind::String,
             required: false,
-            description: "directory to search (default: the root)",
+            description: "directory (default: the root)",
             aliases: &["dir", "directory", "root", "cwd"],
         },
     ],

@@ -31,7 +31,7 @@ pub struct GrepTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_grep",
-    description: Cow::Borrowed("Search file contents with a regex (RE2): path:line:text, at most 50 hits. Narrow with glob (e.g. \"*.py\") and path."),
+    description: Cow::Borrowed("Search file contents by regex: path:line:text, at most 50 hits."),
     params: &[
         Param {
             name: "pattern",
@@ -51,14 +51,14 @@ static SPEC: ToolSpec = ToolSpec {
             name: "glob",
             kind: Kind::String,
             required: false,
-            description: "only files matching this glob",
+            description: "only files matching, e.g. *.py",
             aliases: &["include", "file_pattern", "files", "glob_pattern"],
         },
         Param {
             name: "case_insensitive",
             kind: Kind::Boolean,
             required: false,
-            description: "ignore case",
+            description: "",
             aliases: &["ignore_case", "-i", "i", "insensitive"],
         },
     ],

@@ -7,9 +7,11 @@ mod glob;
 mod grep;
 mod list;
 mod mv;
+mod outline;
 mod patch;
 mod read;
 mod shell;
+mod symbols;
 mod todo;
 mod write;
 
@@ -20,9 +22,11 @@ pub use glob::{GlobTool, MAX_GLOB_HITS};
 pub use grep::{GrepTool, MAX_GREP_HITS};
 pub use list::ListTool;
 pub use mv::MvTool;
+pub use outline::OutlineTool;
 pub use patch::PatchTool;
 pub use read::{ReadTool, MAX_LINE_CHARS};
 pub use shell::ShellTool;
+pub use symbols::{SymbolsTool, MAX_SYMBOL_HITS};
 pub use todo::{TodoTool, MAX_TODO_CHARS, MAX_TODO_ITEMS};
 pub use write::{WriteTool, SHRINK_GUARD_MIN_BYTES};
 
@@ -58,6 +62,8 @@ fn coding() -> Vec<Arc<dyn Tool>> {
         Arc::new(ListTool),
         Arc::new(GlobTool),
         Arc::new(GrepTool),
+        Arc::new(OutlineTool),
+        Arc::new(SymbolsTool),
         Arc::new(ShellTool),
         Arc::new(TodoTool),
         Arc::new(GitStatusTool),

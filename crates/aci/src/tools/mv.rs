@@ -14,25 +14,37 @@ pub struct MvTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_mv",
-    description: Cow::Borrowed("Move or rename a file (git mv when tracked). Never overwrites. Use it instead of writing a copy."),
+    description: Cow::Borrowed("Move or rename a file (git mv when tracked); never overwrites."),
     params: &[
         Param {
             name: "from",
             kind: Kind::String,
             required: true,
-            description: "the file to move",
+            description: "",
             aliases: &["source", "src", "path", "old_path", "from_path"],
         },
         Param {
             name: "to",
             kind: Kind::String,
             required: true,
-            description: "its new path",
-            aliases: &["destination", "dest", "dst", "new_path", "to_path", "target"],
+            description: "",
+            aliases: &[
+                "destination",
+                "dest",
+                "dst",
+                "new_path",
+                "to_path",
+                "target",
+            ],
         },
     ],
     example: "{\"from\":\"src/util.py\",\"to\":\"src/helpers/util.py\"}",
-    effect: Effect { read_only: false, destructive: true, idempotent: false, open_world: false },
+    effect: Effect {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    },
     passes_unknown_args: false,
     rest_hint: "",
 };

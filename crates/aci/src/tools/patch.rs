@@ -19,13 +19,13 @@ pub struct PatchTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_patch",
-    description: Cow::Borrowed("Apply a unified diff or SEARCH/REPLACE blocks to one file. All hunks apply or none; the result says where each landed."),
+    description: Cow::Borrowed("Apply a unified diff or SEARCH/REPLACE blocks to one file; all hunks or none."),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: false,
-            description: "file to patch (default: from the diff headers)",
+            description: "file (default: from the diff)",
             aliases: FILE_PATH_ALIASES,
         },
         Param {

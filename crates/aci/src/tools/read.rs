@@ -26,13 +26,15 @@ pub struct ReadTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_read",
-    description: Cow::Borrowed("Read a file as numbered lines (\"    42|code\"), 120 lines at a time; page with offset. The \"42|\" prefix is display only."),
+    description: Cow::Borrowed(
+        "Read a file as numbered lines (\"42|code\"), 120 at a time; page with offset.",
+    ),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: true,
-            description: "file to read",
+            description: "",
             aliases: FILE_PATH_ALIASES,
         },
         Param {

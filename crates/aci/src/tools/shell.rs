@@ -25,7 +25,7 @@ pub struct ShellTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_shell",
-    description: Cow::Borrowed("Run one command in the project root: inspection (ls, git log) or a build/test runner (cargo test, pytest). No $(…), no &, no writing over files."),
+    description: Cow::Borrowed("Run one command in the project root, e.g. git log or a test runner (cargo test, pytest). No $(…), no &, no writing over files."),
     params: &[
         Param {
             name: "command",
@@ -38,7 +38,7 @@ static SPEC: ToolSpec = ToolSpec {
             name: "timeout_sec",
             kind: Kind::Integer { min: 1 },
             required: false,
-            description: "seconds before it is killed (default 120)",
+            description: "seconds (default 120)",
             aliases: &["timeout", "timeout_secs"],
         },
     ],

@@ -17,7 +17,7 @@ pub struct TodoTool;
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_todo",
     description: Cow::Borrowed(
-        "Replace your checklist and see it back. Mark items \"[x] \" done or \"[ ] \" open.",
+        "Replace your checklist; mark items \"[x] \" done or \"[ ] \" open.",
     ),
     params: &[Param {
         name: "items",

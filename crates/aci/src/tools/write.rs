@@ -23,13 +23,15 @@ pub struct WriteTool;
 
 static SPEC: ToolSpec = ToolSpec {
     name: "ws_write",
-    description: Cow::Borrowed("Create a new file (and its directories). Change existing files with ws_edit; overwriting needs a ws_read first."),
+    description: Cow::Borrowed(
+        "Create a new file (and its directories); overwriting needs a ws_read first.",
+    ),
     params: &[
         Param {
             name: "path",
             kind: Kind::String,
             required: true,
-            description: "file to create",
+            description: "",
             aliases: FILE_PATH_ALIASES,
         },
         Param {
@@ -43,12 +45,17 @@ static SPEC: ToolSpec = ToolSpec {
             name: "allow_shrink",
             kind: Kind::Boolean,
             required: false,
-            description: "true to replace a large file with much shorter content",
+            description: "allow much shorter content than the file has",
             aliases: &[],
         },
     ],
     example: "{\"path\":\"src/util.py\",\"content\":\"def helper():\\n    return 1\\n\"}",
-    effect: Effect { read_only: false, destructive: true, idempotent: true, open_world: false },
+    effect: Effect {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        open_world: false,
+    },
     passes_unknown_args: true,
     rest_hint: "",
 };

@@ -13,12 +13,14 @@ mod jail_props;
 mod layers;
 mod layout;
 mod messages;
+mod navigation;
 mod outcomes;
 mod races;
 mod session_state;
 mod shell_policy;
 mod shell_run;
 mod skip;
+mod symbols;
 mod syntax_props;
 
 /// Every test file here is declared above, and no test binary stands beside this one.

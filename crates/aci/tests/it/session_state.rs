@@ -58,6 +58,8 @@ fn tool_names_is_the_coding_set() {
             "ws_list",
             "ws_glob",
             "ws_grep",
+            "ws_outline",
+            "ws_symbols",
             "ws_shell",
             "ws_todo",
             "git_status",

@@ -60,12 +60,16 @@ fn print_tools(registry: &Registry, json: bool) -> Result<()> {
     for spec in registry.specs() {
         writeln!(out, "{}\n  {}", spec.name, spec.description)?;
         for p in spec.params {
+            let what = if p.description.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", p.description)
+            };
             writeln!(
                 out,
-                "    {}{}: {}",
+                "    {}{}{what}",
                 p.name,
                 if p.required { " (required)" } else { "" },
-                p.description
             )?;
         }
         writeln!(out, "  e.g. slmcode tool {} '{}'", spec.name, spec.example)?;

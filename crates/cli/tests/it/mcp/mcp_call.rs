@@ -44,7 +44,7 @@ fn mcp_call_reaches_a_second_slmcode_over_stdio() {
     let desc = tools.last().unwrap()["description"].as_str().unwrap();
     assert!(desc.contains("other.ws_read, other.ws_write"), "{desc}");
     assert_eq!(desc.matches("other.").count(), 12, "{desc}");
-    assert!(desc.contains("and 1 more"), "{desc}");
+    assert!(desc.contains("and 3 more"), "{desc}");
 
     let (t, err) = local.tool_env(
         "mcp_call",

@@ -28,6 +28,8 @@ fn stdio_lists_the_registry_with_honest_annotations() {
         "ws_list",
         "ws_glob",
         "ws_grep",
+        "ws_outline",
+        "ws_symbols",
         "git_status",
         "git_diff",
         "ws_todo",

@@ -25,7 +25,7 @@ fn a_task_solved_with_native_calls() {
     assert_eq!(first["model"], "test-model");
     // Every coding tool; search/replace's ws_edit before the other edit tool, which comes last.
     let tools = model.tool_names(0);
-    assert_eq!(tools.len(), 13, "{tools:?}");
+    assert_eq!(tools.len(), 15, "{tools:?}");
     let at = |name: &str| tools.iter().position(|t| t == name);
     assert!(at("ws_edit") < at("ws_patch") && tools.last().map(String::as_str) == Some("ws_patch"));
     assert!(first["messages"][0]["content"]

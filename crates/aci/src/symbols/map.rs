@@ -1,0 +1,311 @@
+//! The repo map: the definitions most related to a task, in a few hundred tokens, so a small
+//! model starts where the change belongs instead of grepping its way there.
+//!
+//! Ranking follows aider's repo map. Files are nodes; a file that names an identifier points
+//! at every file defining it, weighted by `sqrt(uses)` and by what the name is: ×10 when the
+//! task (or the project instructions) names it, ×10 for a long compound name
+//! (`parse_header`, `RegexBuilder`: specific), ×0.1 for a private `_name` or one defined in
+//! more than five files (`new`, `run`: says little). Personalized PageRank over that graph,
+//! restarting at the files the task names, ranks the files; a definition's score is the rank
+//! that flows into it through its name, plus a share of its file's own rank; a definition the
+//! task names by name ranks above all others. The best
+//! definitions are rendered as an outline, as many as the budget holds.
+
+use std::collections::{HashMap, HashSet};
+
+use super::find::parent;
+use super::{Definition, SymbolIndex};
+
+/// PageRank's damping: the chance of following a reference rather than restarting.
+const DAMPING: f64 = 0.85;
+const ITERATIONS: usize = 30;
+/// Never more definitions than this, whatever the budget (a map is a pointer, not a copy).
+const MAX_DEFINITIONS: usize = 400;
+
+/// The first line of every map.
+pub const HEADER: &str = "Repo map (definitions related to the task, ranked; see one with ws_read offset/limit, find others with ws_symbols):";
+
+/// A rendered map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepoMap {
+    pub text: String,
+    pub files: usize,
+    pub definitions: usize,
+}
+
+/// The map for a task. `context` is the text the task is read in (the task itself, then the
+/// project instructions); `fits` says whether a rendering is within the budget. `None` when
+/// the project has no indexed definitions or not even one fits.
+pub fn build(
+    index: &SymbolIndex,
+    context: &[&str],
+    fits: &dyn Fn(&str) -> bool,
+) -> Option<RepoMap> {
+    let ranked = rank(index, context);
+    if ranked.is_empty() {
+        return None;
+    }
+    // The largest prefix of the ranking that fits: renderings grow with the prefix.
+    let (mut lo, mut hi) = (0usize, ranked.len().min(MAX_DEFINITIONS));
+    let mut best = None;
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        let map = render(index, &ranked[..mid]);
+        if fits(&map.text) {
+            lo = mid;
+            best = Some(map);
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if best.as_ref().map(|m| m.definitions) != Some(lo) && lo > 0 {
+        best = Some(render(index, &ranked[..lo]));
+    }
+    best
+}
+
+/// A definition, by file and position in the file's list.
+type DefRef<'a> = (&'a str, usize);
+
+/// Every definition with a positive score, best first.
+fn rank<'a>(index: &'a SymbolIndex, context: &[&str]) -> Vec<DefRef<'a>> {
+    let files: Vec<(&str, &super::index::Entry)> = index.files().collect();
+    if files.is_empty() {
+        return Vec::new();
+    }
+    let words = words_of(context);
+    let n = files.len();
+
+    // Who defines each referenced name.
+    let mut definers: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (f, (_, entry)) in files.iter().enumerate() {
+        for def in entry.definitions.iter().filter(|d| d.kind.is_code()) {
+            if let Some(id) = index.id_of(&def.name) {
+                let list = definers.entry(id).or_default();
+                if list.last() != Some(&f) {
+                    list.push(f);
+                }
+            }
+        }
+    }
+
+    // Edges, as (from, name, weight): each reaches every definer of the name.
+    let mut edges: Vec<(usize, u32, f64)> = Vec::new();
+    let mut out_weight = vec![0.0f64; n];
+    for (f, (_, entry)) in files.iter().enumerate() {
+        for &(id, count) in &entry.references {
+            let Some(defs) = definers.get(&id) else {
+                continue;
+            };
+            let w = name_weight(index.name(id), defs.len(), &words) * f64::from(count).sqrt();
+            out_weight[f] += w * defs.len() as f64;
+            edges.push((f, id, w));
+        }
+    }
+
+    // Restart at the files the task names; at every file when it names none.
+    let mut restart: Vec<f64> = files
+        .iter()
+        .map(|(path, _)| {
+            if mentions_file(path, &words) {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let total: f64 = restart.iter().sum();
+    if total == 0.0 {
+        restart.iter_mut().for_each(|r| *r = 1.0 / n as f64);
+    } else {
+        restart.iter_mut().for_each(|r| *r /= total);
+    }
+
+    let mut rank = restart.clone();
+    let mut inflow: HashMap<u32, f64> = HashMap::new();
+    for _ in 0..ITERATIONS {
+        inflow.clear();
+        for &(from, id, w) in &edges {
+            *inflow.entry(id).or_default() += rank[from] * w / out_weight[from];
+        }
+        let dangling: f64 = (0..n)
+            .filter(|&f| out_weight[f] == 0.0)
+            .map(|f| rank[f])
+            .sum();
+        let mut next: Vec<f64> = restart
+            .iter()
+            .map(|r| (1.0 - DAMPING) * r + DAMPING * dangling * r)
+            .collect();
+        for (id, flow) in &inflow {
+            for &d in definers.get(id).into_iter().flatten() {
+                next[d] += DAMPING * flow;
+            }
+        }
+        rank = next;
+    }
+
+    let mut scored: Vec<(f64, DefRef)> = Vec::new();
+    for (f, (path, entry)) in files.iter().enumerate() {
+        let code: Vec<&Definition> = entry
+            .definitions
+            .iter()
+            .filter(|d| d.kind.is_code())
+            .collect();
+        let share = rank[f] / code.len().max(1) as f64;
+        for (i, def) in entry.definitions.iter().enumerate() {
+            if !def.kind.is_code() {
+                continue;
+            }
+            let flow = index
+                .id_of(&def.name)
+                .and_then(|id| inflow.get(&id))
+                .copied()
+                .unwrap_or(0.0);
+            let score = flow + share;
+            if score > 0.0 {
+                scored.push((score, (path, i)));
+            }
+        }
+    }
+    // What the task names by name comes first, however little the project uses it.
+    let top = scored.iter().map(|s| s.0).fold(0.0, f64::max);
+    for (score, (path, i)) in &mut scored {
+        let named = index
+            .file(path)
+            .and_then(|e| e.definitions.get(*i))
+            .is_some_and(|d| words.contains(d.name.as_str()));
+        if named {
+            *score += top;
+        }
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().map(|(_, d)| d).collect()
+}
+
+/// How much a name says about where a reference leads.
+fn name_weight(name: &str, definers: usize, words: &HashSet<&str>) -> f64 {
+    let mut w = 1.0;
+    if words.contains(name) {
+        w *= 10.0;
+    }
+    let compound = name.contains('_')
+        || (name.chars().any(char::is_uppercase) && name.chars().any(char::is_lowercase));
+    if compound && name.chars().count() >= 8 {
+        w *= 10.0;
+    }
+    if name.starts_with('_') {
+        w *= 0.1;
+    }
+    if definers > 5 {
+        w *= 0.1;
+    }
+    w
+}
+
+/// The identifiers and path-like words of the task and instructions.
+fn words_of<'a>(context: &[&'a str]) -> HashSet<&'a str> {
+    let mut words = HashSet::new();
+    for text in context {
+        for word in
+            text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '-')))
+        {
+            let word = word.trim_matches(|c: char| matches!(c, '.' | '/' | '-'));
+            if word.chars().count() < 3 {
+                continue;
+            }
+            words.insert(word);
+            // `Config.load`, `src/config.rs`: the parts are names too.
+            for part in word.split(['.', '/', '-']) {
+                if part.chars().count() >= 3 {
+                    words.insert(part);
+                }
+            }
+        }
+    }
+    words
+}
+
+/// Whether the task names a file: its path, its file name, or its stem as a name.
+fn mentions_file(path: &str, words: &HashSet<&str>) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    words.contains(path)
+        || words.contains(name)
+        || (stem.chars().count() >= 4
+            && !matches!(
+                stem,
+                "main" | "index" | "init" | "test" | "tests" | "util" | "utils"
+            )
+            && words.contains(stem))
+}
+
+/// The chosen definitions as an outline: files in the order of their best definition, each
+/// with its definitions in line order, under the definitions that enclose them.
+fn render(index: &SymbolIndex, chosen: &[DefRef]) -> RepoMap {
+    let mut order: Vec<&str> = Vec::new();
+    let mut picked: HashMap<&str, Vec<usize>> = HashMap::new();
+    for &(path, i) in chosen {
+        let list = picked.entry(path).or_insert_with(|| {
+            order.push(path);
+            Vec::new()
+        });
+        list.push(i);
+    }
+    let mut text = String::from(HEADER);
+    for path in &order {
+        let Some(entry) = index.file(path) else {
+            continue;
+        };
+        let defs = &entry.definitions;
+        let mut shown: Vec<usize> = Vec::new();
+        for &i in picked.get(path).into_iter().flatten() {
+            shown.push(i);
+            let mut at = i;
+            while let Some(p) = parent(defs, at) {
+                shown.push(p);
+                at = p;
+            }
+        }
+        shown.sort_unstable();
+        shown.dedup();
+        text.push_str(&format!("\n{path}:"));
+        for i in shown {
+            if let Some(d) = defs.get(i) {
+                text.push_str(&format!(
+                    "\n{:>6}|{}{}",
+                    d.start,
+                    "  ".repeat(usize::from(d.depth)),
+                    d.signature
+                ));
+            }
+        }
+    }
+    RepoMap {
+        text,
+        files: order.len(),
+        definitions: chosen.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_favour_named_and_specific_names() {
+        let words: HashSet<&str> = ["parse_header"].into_iter().collect();
+        assert!(name_weight("parse_header", 1, &words) > name_weight("parse_body", 1, &words));
+        assert!(name_weight("parse_body", 1, &words) > name_weight("new", 1, &words));
+        assert!(name_weight("new", 1, &words) > name_weight("new", 9, &words));
+        assert!(name_weight("helper", 1, &words) > name_weight("_helper", 1, &words));
+    }
+
+    #[test]
+    fn words_and_file_mentions() {
+        let words = words_of(&["Fix `Config.load` in src/config.rs, then run tests."]);
+        assert!(words.contains("Config") && words.contains("load"));
+        assert!(mentions_file("src/config.rs", &words));
+        assert!(mentions_file("lib/config.py", &words));
+        assert!(!mentions_file("src/main.rs", &words));
+    }
+}

@@ -1,0 +1,179 @@
+//! ws_outline: what a file defines, nested as in the code, each with its line range, so the
+//! next call is a `ws_read` of exactly the part that matters; for a directory, each file's
+//! top-level definitions from the symbol index.
+
+use std::borrow::Cow;
+
+use crate::error::{RefusalClass, ToolError};
+use crate::fsx;
+use crate::lang;
+use crate::path::{PathError, RelPath};
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec, ANY_PATH_ALIASES};
+use crate::suggest::{did_you_mean, similar_paths, Want};
+use crate::symbols;
+use crate::workspace::Workspace;
+
+pub struct OutlineTool;
+
+static SPEC: ToolSpec = ToolSpec {
+    name: "ws_outline",
+    description: Cow::Borrowed(
+        "A file's functions, classes… with line ranges; or a directory's files.",
+    ),
+    params: &[Param {
+        name: "path",
+        kind: Kind::String,
+        required: false,
+        description: "file or directory (default: the root)",
+        aliases: ANY_PATH_ALIASES,
+    }],
+    example: "{\"path\":\"src/main.rs\"}",
+    effect: Effect::READ_ONLY,
+    passes_unknown_args: false,
+    rest_hint: "Outline one file or a subdirectory with ws_outline {\"path\":…}.",
+};
+
+/// The languages an outline reads, for the refusal of any other file.
+const LANGUAGES: &str =
+    "rust, python, go, javascript, typescript, c, c++, java, bash, json, toml and yaml";
+
+impl Tool for OutlineTool {
+    fn spec(&self) -> &ToolSpec {
+        &SPEC
+    }
+
+    fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
+        let path = ws.jail.parse_or_root(args.str("path"))?;
+        match ws.jail.metadata(&path) {
+            Ok(meta) if meta.is_dir() => Ok(directory(ws, &path).into()),
+            Ok(_) => file(ws, &path).map(Reply::from),
+            Err(PathError::NotFound { .. }) => {
+                let similar = similar_paths(&ws.jail, &path, Want::File);
+                Err(ToolError::refused(RefusalClass::NotFound, format!(
+                    "no such file or directory: {path}.{} Find it with ws_glob {{\"pattern\":\"**/{}\"}}, or outline the directory with ws_outline {{\"path\":\"{}\"}}.",
+                    did_you_mean(&similar),
+                    path.file_name(),
+                    path.parent()
+                )))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// One file's outline, every definition at its depth.
+fn file(ws: &Workspace, path: &RelPath) -> Result<String, ToolError> {
+    if lang::grammar_for(path.as_str()).is_none() {
+        let key = lang::key_of(path.as_str());
+        let what = if key == lang::OTHER {
+            "this file type".to_string()
+        } else {
+            format!("{key} files")
+        };
+        return Err(ToolError::refused(RefusalClass::Other, format!(
+            "ws_outline has no grammar for {what} ({path}); it reads {LANGUAGES}. Search the file with ws_grep {{\"pattern\":\"…\",\"path\":\"{path}\"}} or read it with ws_read {{\"path\":\"{path}\"}}."
+        )));
+    }
+    let bytes = fsx::read_all(&ws.jail, path)?;
+    let Some(found) = symbols::extract(path, &bytes) else {
+        return Err(ToolError::refused(RefusalClass::Other, format!(
+            "{path} is not UTF-8 text, so it has no outline. Search it with ws_grep {{\"pattern\":\"…\",\"path\":\"{path}\"}}."
+        )));
+    };
+    let defs = &found.definitions;
+    let head = format!(
+        "{path} ({}, {} lines, {} symbols)",
+        found.language,
+        found.lines,
+        defs.len()
+    );
+    let Some(first) = defs.first() else {
+        return Ok(format!(
+            "{head}: no functions, classes or other definitions. Read it with ws_read {{\"path\":\"{path}\"}}."
+        ));
+    };
+    let mut out = head;
+    for d in defs {
+        out.push('\n');
+        out.push_str(&d.outline_line(d.depth));
+    }
+    out.push_str(&format!(
+        "\n(read one with {})",
+        first.read_call(path.as_str())
+    ));
+    Ok(out)
+}
+
+/// Each indexed file's top-level definitions, files in walk order, within the result cap:
+/// past it, the files left out are counted and a narrower call is named.
+fn directory(ws: &mut Workspace, dir: &RelPath) -> String {
+    let Workspace {
+        jail,
+        session,
+        control,
+        config,
+        ..
+    } = ws;
+    session.symbols.refresh(jail, control);
+    let prefix = if dir.is_root() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    let mut files: Vec<(&str, &symbols::index::Entry)> = session
+        .symbols
+        .files()
+        .filter(|(p, e)| p.starts_with(&prefix) && e.definitions.iter().any(|d| d.depth == 0))
+        .collect();
+    // Walk order: a directory's entries by name, a subdirectory's files before the next name.
+    files.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
+    let shown_dir = if dir.is_root() {
+        "the project"
+    } else {
+        dir.as_str()
+    };
+    if files.is_empty() {
+        return format!(
+            "no definitions in {shown_dir}: no {LANGUAGES} code files outside .gitignore. List it with ws_list {{\"path\":\"{dir}\"}}."
+        );
+    }
+    // Room for the last line, which names the next call.
+    let room = config.max_tool_chars.saturating_sub(240);
+    let mut out = String::new();
+    let mut shown = 0;
+    for (path, entry) in &files {
+        let mut block = format!("{path} ({}, {} lines)", entry.language, entry.lines);
+        for d in entry.definitions.iter().filter(|d| d.depth == 0) {
+            block.push('\n');
+            block.push_str(&d.outline_line(0));
+        }
+        if !out.is_empty() && out.chars().count() + block.chars().count() + 1 > room {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&block);
+        shown += 1;
+    }
+    if shown < files.len() {
+        let next = files
+            .get(shown)
+            .map_or(dir.to_string(), |(p, _)| parent_of(p));
+        out.push_str(&format!(
+            "\n[{shown} of {} files shown; outline a subdirectory, e.g. ws_outline {{\"path\":\"{next}\"}}, or one file]",
+            files.len()
+        ));
+    } else {
+        let first = files.first().map_or("", |(p, _)| *p);
+        out.push_str(&format!(
+            "\n({} files; see a file's methods and nested items with ws_outline {{\"path\":\"{first}\"}})",
+            files.len()
+        ));
+    }
+    out
+}
+
+fn parent_of(path: &str) -> String {
+    path.rsplit_once('/').map_or(".", |(p, _)| p).to_string()
+}

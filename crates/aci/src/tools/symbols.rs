@@ -1,0 +1,168 @@
+//! ws_symbols: where a symbol is defined across the project — the definitions, not every line
+//! that mentions the name (ws_grep's job) — best match first, each with how often the project
+//! names it, from the symbol index.
+
+use std::borrow::Cow;
+
+use crate::error::{RefusalClass, ToolError};
+use crate::path::PathError;
+use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
+use crate::suggest::{did_you_mean, similar_paths, Want};
+use crate::symbols::find::{self, Match};
+use crate::symbols::{self, index::MAX_INDEXED_BYTES};
+use crate::workspace::Workspace;
+
+/// At most this many definitions are listed.
+pub const MAX_SYMBOL_HITS: usize = 50;
+
+pub struct SymbolsTool;
+
+static SPEC: ToolSpec = ToolSpec {
+    name: "ws_symbols",
+    description: Cow::Borrowed("Where a name is defined (not every use), best match first."),
+    params: &[
+        Param {
+            name: "query",
+            kind: Kind::String,
+            required: true,
+            description: "name, e.g. Config.load",
+            aliases: &["name", "symbol", "pattern", "q"],
+        },
+        Param {
+            name: "kind",
+            kind: Kind::String,
+            required: false,
+            description: "e.g. function, class",
+            aliases: &["type", "symbol_kind"],
+        },
+        Param {
+            name: "path",
+            kind: Kind::String,
+            required: false,
+            description: "file or directory",
+            aliases: &["dir", "directory", "file", "file_path", "in"],
+        },
+    ],
+    example: "{\"query\":\"parse_config\"}",
+    effect: Effect::READ_ONLY,
+    passes_unknown_args: false,
+    rest_hint: "Narrow with kind= (e.g. \"function\") or path= (a directory).",
+};
+
+impl Tool for SymbolsTool {
+    fn spec(&self) -> &ToolSpec {
+        &SPEC
+    }
+
+    fn run(&self, ws: &mut Workspace, args: &Args) -> Result<Reply, ToolError> {
+        let text = args.str("query").unwrap_or_default().trim().to_string();
+        if text.is_empty() {
+            return Err(ToolError::refused(
+                RefusalClass::Args,
+                "query is empty. Send a name, e.g. {\"query\":\"parse_config\"}.".into(),
+            ));
+        }
+        let kind = match args.str("kind").map(str::trim).filter(|k| !k.is_empty()) {
+            None => None,
+            Some(word) => Some(symbols::Kind::parse(word).ok_or_else(|| {
+                let kinds: Vec<&str> = symbols::Kind::ALL
+                    .iter()
+                    .filter(|k| k.is_code())
+                    .map(|k| k.as_str())
+                    .collect();
+                ToolError::refused(
+                    RefusalClass::Args,
+                    format!(
+                        "kind \"{word}\" is not one of: {}. Or leave kind out.",
+                        kinds.join(", ")
+                    ),
+                )
+            })?),
+        };
+        let under = ws.jail.parse_or_root(args.str("path"))?;
+        if !under.is_root() {
+            if let Err(PathError::NotFound { .. }) = ws.jail.metadata(&under) {
+                let similar = similar_paths(&ws.jail, &under, Want::File);
+                return Err(ToolError::refused(RefusalClass::NotFound, format!(
+                    "no such file or directory: {under}.{} Leave path out to search the whole project.",
+                    did_you_mean(&similar)
+                )));
+            }
+        }
+        let Workspace {
+            jail,
+            session,
+            control,
+            ..
+        } = ws;
+        let refreshed = session.symbols.refresh(jail, control);
+        let query = find::Query {
+            text: &text,
+            kind,
+            under: (!under.is_root()).then_some(under.as_str()),
+        };
+        let hits = find::find(&session.symbols, &query);
+        let Some(first) = hits.first() else {
+            let kind_words = kind.map_or(String::new(), |k| format!(" {k}"));
+            let within = if under.is_root() {
+                String::new()
+            } else {
+                format!(" under {under}")
+            };
+            return Ok(format!(
+                "no{kind_words} definition matches \"{text}\"{within} ({} code files indexed; files over {} KiB, ignored by .gitignore or in other languages are not). If it is only used here, or defined in another language, search the text: ws_grep {{\"pattern\":\"{}\"}}.",
+                refreshed.files,
+                MAX_INDEXED_BYTES / 1024,
+                grep_pattern(&text)
+            )
+            .into());
+        };
+        let mut out = String::new();
+        if first.matched > Match::ExactIgnoringCase {
+            out.push_str(&format!(
+                "nothing is named \"{text}\"; the closest names:\n"
+            ));
+        }
+        for hit in hits.iter().take(MAX_SYMBOL_HITS) {
+            let d = hit.definition;
+            out.push_str(&format!(
+                "{}:{} {} {}  ({} {})\n",
+                hit.path,
+                d.start,
+                d.kind,
+                d.signature,
+                hit.references,
+                if hit.references == 1 { "ref" } else { "refs" }
+            ));
+        }
+        if hits.len() > MAX_SYMBOL_HITS {
+            out.push_str(&format!(
+                "[{MAX_SYMBOL_HITS} of {} definitions shown, best first; narrow with kind= or path=]",
+                hits.len()
+            ));
+        } else {
+            out.push_str(&format!(
+                "({} {}; read one with {})",
+                hits.len(),
+                if hits.len() == 1 {
+                    "definition"
+                } else {
+                    "definitions"
+                },
+                first.definition.read_call(first.path)
+            ));
+        }
+        Ok(out.into())
+    }
+}
+
+/// A regex that finds the name's mentions: its last component, escaped.
+fn grep_pattern(text: &str) -> String {
+    let last = text
+        .rsplit([':', '.', '#', '>'])
+        .find(|s| !s.is_empty())
+        .unwrap_or(text);
+    regex::escape(last)
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+}
