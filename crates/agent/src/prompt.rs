@@ -6,7 +6,8 @@
 
 use serde_json::{json, Value};
 use slmcode_aci::path::{Jail, RelPath};
-use slmcode_aci::Registry;
+use slmcode_aci::symbols::{self, map::RepoMap};
+use slmcode_aci::{Registry, Workspace};
 
 use crate::evolve::Arm;
 
@@ -169,11 +170,21 @@ pub fn project_instructions(jail: &Jail) -> Option<String> {
 }
 
 /// The first user message: the task, then the project's instructions and the skills.
-pub fn task_message(task: &str, instructions: Option<&str>, skills: Option<&str>) -> String {
+pub fn task_message(
+    task: &str,
+    instructions: Option<&str>,
+    map: Option<&str>,
+    skills: Option<&str>,
+) -> String {
     let mut text = format!("Task: {}\n", task.trim());
     if let Some(i) = instructions {
         text.push_str("\nProject instructions:\n");
         text.push_str(i.trim_end());
+        text.push('\n');
+    }
+    if let Some(m) = map {
+        text.push('\n');
+        text.push_str(m.trim_end());
         text.push('\n');
     }
     if let Some(s) = skills {
@@ -182,6 +193,38 @@ pub fn task_message(task: &str, instructions: Option<&str>, skills: Option<&str>
         text.push('\n');
     }
     text
+}
+
+/// The repo map a task starts with: the definitions the task and the project instructions
+/// point at, ranked over the project's symbol index, within `tokens` (estimated as the
+/// loop estimates every request). `None` when `tokens` is 0 or the project has no indexed
+/// code. Shared by `slmcode run` and `slmcode map`, so the map printed is the map sent.
+pub fn repo_map(
+    ws: &mut Workspace,
+    task: &str,
+    instructions: Option<&str>,
+    tokens: usize,
+) -> Option<RepoMap> {
+    if tokens == 0 {
+        return None;
+    }
+    let Workspace {
+        jail,
+        session,
+        control,
+        ..
+    } = ws;
+    session.symbols.refresh(jail, control);
+    let context: Vec<&str> = std::iter::once(task).chain(instructions).collect();
+    symbols::map::build(&session.symbols, &context, &|text| {
+        crate::run::estimate_text_tokens(text) <= tokens
+    })
+}
+
+/// The tokens a repo map gets: the configured amount, but never more than an eighth of the
+/// context window (the default, 1,024, is that eighth of an 8K context).
+pub fn repo_map_budget(configured: usize, context_window: usize) -> usize {
+    configured.min(context_window / 8)
 }
 
 /// The message that continues a finished run with a new instruction (`slmcode run --resume`).

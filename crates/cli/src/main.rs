@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use commands::{
-    checkpoints, config, doctor, evolve, hooks, init, mcp, models, pending, run, runs, session,
-    tool, tools,
+    checkpoints, config, doctor, evolve, hooks, init, map, mcp, models, pending, run, runs,
+    session, tool, tools,
 };
 // `commands/run.rs` reaches this as `crate::with_project_hooks`.
 use commands::common::with_project_hooks;
@@ -65,6 +65,9 @@ enum Command {
     Checkpoints(checkpoints::CheckpointsArgs),
     /// List the tools with their descriptions and argument schemas.
     Tools(tools::ToolsArgs),
+    /// Print the repo map `slmcode run` would give a model for TASK: the definitions the task
+    /// points at, ranked over the project's symbol index, within repo_map_tokens.
+    Map(map::MapArgs),
 }
 
 fn main() -> ExitCode {
@@ -97,5 +100,6 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Pending(args) => pending::run(args),
         Command::Checkpoints(args) => checkpoints::run(args),
         Command::Tools(args) => tools::run(args),
+        Command::Map(args) => map::run(args),
     }
 }

@@ -243,6 +243,14 @@ pub(super) const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "repo_map_tokens",
+        slot: Slot::Count {
+            min: 0,
+            max: 32_768,
+            field: |c| &mut c.repo_map_tokens,
+        },
+    },
+    Key {
         name: "think",
         slot: Slot::Choice {
             options: &["auto", "on", "off", "low", "medium", "high"],

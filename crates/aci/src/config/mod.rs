@@ -98,6 +98,9 @@ pub struct Config {
     /// Seconds a request may wait for the first sign of a reply (slow hardware reading a long
     /// prompt); separate from the silence allowed once a reply flows.
     pub first_token_timeout: usize,
+    /// Tokens the repo map in `slmcode run`'s task message may take (0: no map). The default
+    /// fits an 8K context; a smaller context gets at most an eighth of it.
+    pub repo_map_tokens: usize,
     /// Sampling settings the user gave (`temperature`, `top_p`, `top_k`, `min_p`,
     /// `repeat_penalty`, `presence_penalty`, `seed`); the rest come from the model family's
     /// card. `temperature: server` sends none of them.
@@ -239,6 +242,7 @@ impl Default for Config {
             tool_mode: "auto",
             think: "auto",
             first_token_timeout: 900,
+            repo_map_tokens: 1024,
             sampling: std::collections::BTreeMap::new(),
             endpoint: None,
             api_key_env: None,

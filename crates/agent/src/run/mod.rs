@@ -35,7 +35,7 @@ use crate::toolcall::OfferedTool;
 use crate::trajectory::Trajectory;
 
 pub use final_answer::{parse_final, FinalAnswer};
-pub use history::{estimate_tokens, prompt_was_cut};
+pub use history::{estimate_text_tokens, estimate_tokens, prompt_was_cut};
 pub use resume::{latest as latest_saved_run, load as load_saved_run, SavedRun};
 
 use history::{Entry, EntryKind};
@@ -195,14 +195,19 @@ impl Agent {
         skills_text: Option<String>,
         on_event: Box<dyn FnMut(&Event) + Send>,
     ) -> Agent {
-        let instructions = {
+        let (instructions, map) = {
             let mut ws = workspace.lock().unwrap_or_else(PoisonError::into_inner);
             ws.session.start_task();
-            prompt::project_instructions(&ws.jail)
+            let instructions = prompt::project_instructions(&ws.jail);
+            let budget =
+                prompt::repo_map_budget(ws.config.repo_map_tokens, settings.context_window);
+            let map = prompt::repo_map(&mut ws, &settings.task, instructions.as_deref(), budget);
+            (instructions, map)
         };
         let task = prompt::task_message(
             &settings.task,
             instructions.as_deref(),
+            map.as_ref().map(|m| m.text.as_str()),
             skills_text.as_deref(),
         );
         let mut system = prompt::system_prompt(settings.arm);

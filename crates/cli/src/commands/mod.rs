@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod evolve;
 pub mod hooks;
 pub mod init;
+pub mod map;
 pub mod mcp;
 pub mod models;
 pub mod pending;

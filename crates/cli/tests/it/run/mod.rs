@@ -101,6 +101,7 @@ mod context;
 mod lifecycle;
 mod ollama;
 mod probe;
+mod repo_map;
 mod resume;
 mod runaway;
 mod sampling;
