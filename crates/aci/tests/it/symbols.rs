@@ -228,3 +228,66 @@ fn diff(want: &[String], got: &[String]) -> String {
         .context_radius(1)
         .to_string()
 }
+
+/// Every corpus file, as (path relative to its language directory, text).
+fn corpus_sources() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for lang in languages() {
+        let root = corpus().join(&lang);
+        let mut files = Vec::new();
+        files_under(&root, &mut files);
+        for f in files {
+            let rel = f
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with("expected") {
+                continue;
+            }
+            if let Ok(text) = fs::read_to_string(&f) {
+                out.push((rel, text));
+            }
+        }
+    }
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 400, .. Default::default() })]
+
+    /// Any file, however a model or a merge broke it, gives an outline without a panic, and
+    /// every range lies in the file, starts before it ends, and nests inside its parent.
+    #[test]
+    fn broken_files_never_panic_and_ranges_stay_in_the_file(
+        pick in proptest::prelude::any::<proptest::sample::Index>(),
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+        cut in 0usize..200,
+        insert in proptest::prop_oneof![
+            proptest::strategy::Just(""), proptest::strategy::Just("{"), proptest::strategy::Just("}\n"),
+            proptest::strategy::Just("\"é"), proptest::strategy::Just("\n\n    def x(:\n"),
+            proptest::strategy::Just("/*"), proptest::strategy::Just("\u{feff}"),
+        ],
+    ) {
+        let sources = corpus_sources();
+        let (rel, text) = &sources[pick.index(sources.len())];
+        let mut start = at.index(text.len() + 1);
+        while !text.is_char_boundary(start) { start -= 1; }
+        let mut end = (start + cut).min(text.len());
+        while !text.is_char_boundary(end) { end += 1; }
+        let broken = format!("{}{}{}", &text[..start], insert, &text[end..]);
+        let path = slmcode_aci::path::RelPath::parse(rel, Path::new("/p")).unwrap();
+        let Some(found) = symbols::extract(&path, broken.as_bytes()) else { return Ok(()); };
+        let lines = broken.lines().count().max(1) as u32;
+        let mut open: Vec<(u16, u32, u32)> = Vec::new();
+        for d in &found.definitions {
+            proptest::prop_assert!(1 <= d.start && d.start <= d.end && d.end <= lines, "{rel}: {d:?} in {lines} lines");
+            while open.last().is_some_and(|(depth, ..)| *depth >= d.depth) { open.pop(); }
+            if let Some((_, ps, pe)) = open.last() {
+                proptest::prop_assert!(*ps <= d.start && d.end <= *pe, "{rel}: {d:?} outside its parent");
+            }
+            proptest::prop_assert_eq!(usize::from(d.depth), open.len(), "{}: {:?}", rel, d);
+            open.push((d.depth, d.start, d.end));
+        }
+    }
+}
