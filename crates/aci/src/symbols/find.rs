@@ -21,17 +21,21 @@ pub enum Match {
 /// One definition found.
 #[derive(Clone, Debug)]
 pub struct Hit<'a> {
+    /// The defining file, project-relative.
     pub path: &'a str,
     pub definition: &'a Definition,
     /// References to its name across the project.
     pub references: u32,
+    /// How the name matched: what orders the answer, and whether it says "closest".
     pub matched: Match,
 }
 
 /// What to look for.
 #[derive(Clone, Debug, Default)]
 pub struct Query<'q> {
+    /// A name, or `Outer.inner` / `Outer::inner`.
     pub text: &'q str,
+    /// Only definitions of this kind.
     pub kind: Option<Kind>,
     /// A file, or a directory whose files are searched (project-relative, `/`-separated).
     pub under: Option<&'q str>,

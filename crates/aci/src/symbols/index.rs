@@ -43,8 +43,11 @@ pub struct Entry {
     mtime: u64,
     /// Seconds since the epoch when the file was stat'ed before being read.
     indexed_at: u64,
+    /// The grammar's name, as the outline's header shows it.
     pub language: String,
+    /// Lines in the file, for the outline's header.
     pub lines: u32,
+    /// In source order, nested by depth, as [`super::tags::extract`] read them.
     pub definitions: Vec<Definition>,
     /// (name id, count), the ids into [`SymbolIndex::name`].
     pub references: Vec<(u32, u32)>,

@@ -28,8 +28,11 @@ pub const HEADER: &str = "Repo map (definitions related to the task, ranked; see
 /// A rendered map.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RepoMap {
+    /// What the model reads, header first.
     pub text: String,
+    /// Files with a definition in the map.
     pub files: usize,
+    /// Definitions chosen (enclosing ones shown for context are not counted).
     pub definitions: usize,
 }
 
