@@ -216,7 +216,7 @@ pub fn repo_map(
     } = ws;
     session.symbols.refresh(jail, control);
     let context: Vec<&str> = std::iter::once(task).chain(instructions).collect();
-    symbols::map::build(&session.symbols, &context, &|text| {
+    symbols::map::build(&session.symbols, jail, &context, &|text| {
         crate::run::estimate_text_tokens(text) <= tokens
     })
 }

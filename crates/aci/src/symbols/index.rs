@@ -31,7 +31,7 @@ pub const MAX_INDEXED_BYTES: u64 = 1024 * 1024;
 const CACHE_FILE: &str = "cache/symbols.idx";
 /// Bumped whenever what is stored, or how files are read, changes: an index of another
 /// version is rebuilt rather than trusted.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 /// A file whose mtime is within this many seconds of its indexing is read again next time.
 const RACY_SECS: u64 = 2;
 
@@ -218,7 +218,16 @@ impl Loaded {
             indexed_at,
             language: symbols.language.to_string(),
             lines: symbols.lines,
-            definitions: symbols.definitions,
+            definitions: symbols
+                .definitions
+                .into_iter()
+                .map(|mut d| {
+                    // Read from the file when shown (`symbols::signatures`): a copy of every
+                    // signature line would be most of the index.
+                    d.signature = String::new();
+                    d
+                })
+                .collect(),
             references,
         }
     }

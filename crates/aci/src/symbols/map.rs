@@ -8,19 +8,24 @@
 //! more than five files (`new`, `run`: says little). Personalized PageRank over that graph,
 //! restarting at the files the task names, ranks the files; a definition's score is the rank
 //! that flows into it through its name, plus a share of its file's own rank; a definition the
-//! task names by name ranks above all others. The best
-//! definitions are rendered as an outline, as many as the budget holds.
+//! task names by name ranks above all others, unless the name is common (more than five
+//! definitions have it). The best definitions are rendered as an outline, as many as the
+//! budget holds.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::find::parent;
 use super::{Definition, SymbolIndex};
+use crate::path::Jail;
 
 /// PageRank's damping: the chance of following a reference rather than restarting.
 const DAMPING: f64 = 0.85;
 const ITERATIONS: usize = 30;
 /// Never more definitions than this, whatever the budget (a map is a pointer, not a copy).
 const MAX_DEFINITIONS: usize = 400;
+
+/// A name the task mentions leads the map when at most this many definitions have it.
+const SPECIFIC_NAME_DEFINITIONS: usize = 5;
 
 /// The first line of every map.
 pub const HEADER: &str = "Repo map (definitions related to the task, ranked; see one with ws_read offset/limit, find others with ws_symbols):";
@@ -41,19 +46,23 @@ pub struct RepoMap {
 /// the project has no indexed definitions or not even one fits.
 pub fn build(
     index: &SymbolIndex,
+    jail: &Jail,
     context: &[&str],
     fits: &dyn Fn(&str) -> bool,
 ) -> Option<RepoMap> {
-    let ranked = rank(index, context);
+    let mut ranked = rank(index, context);
     if ranked.is_empty() {
         return None;
     }
+    ranked.truncate(MAX_DEFINITIONS);
+    let sigs = signatures_of(index, jail, &ranked);
+    let render = |chosen: &[DefRef]| render(index, &sigs, chosen);
     // The largest prefix of the ranking that fits: renderings grow with the prefix.
     let (mut lo, mut hi) = (0usize, ranked.len().min(MAX_DEFINITIONS));
     let mut best = None;
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        let map = render(index, &ranked[..mid]);
+        let map = render(&ranked[..mid]);
         if fits(&map.text) {
             lo = mid;
             best = Some(map);
@@ -62,7 +71,7 @@ pub fn build(
         }
     }
     if best.as_ref().map(|m| m.definitions) != Some(lo) && lo > 0 {
-        best = Some(render(index, &ranked[..lo]));
+        best = Some(render(&ranked[..lo]));
     }
     best
 }
@@ -170,15 +179,27 @@ fn rank<'a>(index: &'a SymbolIndex, context: &[&str]) -> Vec<DefRef<'a>> {
             }
         }
     }
-    // What the task names by name comes first, however little the project uses it.
+    // What the task names by name comes first, however little the project uses it — when
+    // the name is specific: a word the task uses in passing ("limit", defined in hundreds of
+    // places) must not crowd out the one it is about.
     let top = scored.iter().map(|s| s.0).fold(0.0, f64::max);
-    for (score, (path, i)) in &mut scored {
-        let named = index
+    let name_of = |path: &str, i: usize| {
+        index
             .file(path)
-            .and_then(|e| e.definitions.get(*i))
-            .is_some_and(|d| words.contains(d.name.as_str()));
-        if named {
-            *score += top;
+            .and_then(|e| e.definitions.get(i))
+            .map(|d| d.name.as_str())
+            .filter(|n| words.contains(n))
+    };
+    let mut named: HashMap<&str, usize> = HashMap::new();
+    for &(_, (path, i)) in &scored {
+        if let Some(n) = name_of(path, i) {
+            *named.entry(n).or_default() += 1;
+        }
+    }
+    for (score, (path, i)) in &mut scored {
+        let definitions = name_of(path, *i).and_then(|n| named.get(n));
+        if definitions.is_some_and(|&n| n <= SPECIFIC_NAME_DEFINITIONS) {
+            *score += 2.0 * top;
         }
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -242,9 +263,36 @@ fn mentions_file(path: &str, words: &HashSet<&str>) -> bool {
             && words.contains(stem))
 }
 
+/// The lines a rendering may show: the candidates and the definitions enclosing them, read
+/// once per file.
+fn signatures_of<'a>(
+    index: &'a SymbolIndex,
+    jail: &Jail,
+    ranked: &[DefRef<'a>],
+) -> HashMap<(&'a str, u32), String> {
+    let mut lines: HashMap<&str, BTreeSet<u32>> = HashMap::new();
+    for &(path, i) in ranked {
+        let Some(defs) = index.file(path).map(|e| &e.definitions) else {
+            continue;
+        };
+        let mut at = Some(i);
+        while let Some(d) = at.and_then(|a| defs.get(a)) {
+            lines.entry(path).or_default().insert(d.start);
+            at = at.and_then(|a| parent(defs, a));
+        }
+    }
+    let mut out = HashMap::new();
+    for (path, at) in lines {
+        for (line, sig) in super::signatures(jail, path, &at) {
+            out.insert((path, line), sig);
+        }
+    }
+    out
+}
+
 /// The chosen definitions as an outline: files in the order of their best definition, each
 /// with its definitions in line order, under the definitions that enclose them.
-fn render(index: &SymbolIndex, chosen: &[DefRef]) -> RepoMap {
+fn render(index: &SymbolIndex, sigs: &HashMap<(&str, u32), String>, chosen: &[DefRef]) -> RepoMap {
     let mut order: Vec<&str> = Vec::new();
     let mut picked: HashMap<&str, Vec<usize>> = HashMap::new();
     for &(path, i) in chosen {
@@ -278,7 +326,8 @@ fn render(index: &SymbolIndex, chosen: &[DefRef]) -> RepoMap {
                     "\n{:>6}|{}{}",
                     d.start,
                     "  ".repeat(usize::from(d.depth)),
-                    d.signature
+                    sigs.get(&(*path, d.start))
+                        .map_or(d.name.as_str(), String::as_str)
                 ));
             }
         }

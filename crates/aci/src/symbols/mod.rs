@@ -20,6 +20,11 @@ pub mod tags;
 use serde::{Deserialize, Serialize};
 
 pub use index::SymbolIndex;
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::fsx;
+use crate::path::Jail;
 pub use tags::{extract, FileSymbols};
 
 /// What a definition is. The words are the ones the tools print and `kind=` accepts.
@@ -135,6 +140,8 @@ pub struct Definition {
     /// How many definitions enclose this one (0: top level).
     pub depth: u16,
     /// The source line the definition starts on, trimmed and cut at [`SIGNATURE_CHARS`].
+    /// Empty in the index, which would otherwise hold a copy of every such line of the
+    /// project: [`signatures`] reads them from the file when they are shown.
     pub signature: String,
 }
 
@@ -165,3 +172,31 @@ impl Definition {
 
 /// Signatures longer than this are cut (with "…"): a minified line must not fill a result.
 pub const SIGNATURE_CHARS: usize = 120;
+
+/// The signatures of the definitions starting on `lines` of an indexed file, read from the
+/// file as it is now (the index was refreshed just before). A file that cannot be read gives
+/// none; the caller shows the definition without one.
+pub fn signatures(jail: &Jail, path: &str, lines: &BTreeSet<u32>) -> HashMap<u32, String> {
+    let Some(bytes) = jail
+        .parse(path)
+        .ok()
+        .and_then(|rel| fsx::read_all(jail, &rel).ok())
+    else {
+        return HashMap::new();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut out = HashMap::new();
+    let Some(&last) = lines.last() else {
+        return out;
+    };
+    for (n, line) in (1u32..).zip(text.lines()) {
+        if n > last {
+            break;
+        }
+        if lines.contains(&n) {
+            out.insert(n, tags::signature_of_line(line));
+        }
+    }
+    out
+}

@@ -301,7 +301,7 @@ fn nest(found: Vec<Found>, text: &str) -> Vec<Definition> {
     out
 }
 
-/// The line holding byte `at`, trimmed and cut at [`SIGNATURE_CHARS`].
+/// The line holding byte `at`, as a signature.
 fn signature(text: &str, at: usize) -> String {
     let at = at.min(text.len());
     let head = text.get(..at).unwrap_or_default();
@@ -311,8 +311,13 @@ fn signature(text: &str, at: usize) -> String {
         .unwrap_or_default()
         .lines()
         .next()
-        .unwrap_or_default()
-        .trim();
+        .unwrap_or_default();
+    signature_of_line(line)
+}
+
+/// A source line as a signature: trimmed, and cut at [`SIGNATURE_CHARS`] with "…".
+pub fn signature_of_line(line: &str) -> String {
+    let line = line.trim();
     if line.chars().count() <= SIGNATURE_CHARS {
         return line.to_string();
     }

@@ -143,9 +143,16 @@ fn directory(ws: &mut Workspace, dir: &RelPath) -> String {
     let mut shown = 0;
     for (path, entry) in &files {
         let mut block = format!("{path} ({}, {} lines)", entry.language, entry.lines);
-        for d in entry.definitions.iter().filter(|d| d.depth == 0) {
+        let top: Vec<&symbols::Definition> =
+            entry.definitions.iter().filter(|d| d.depth == 0).collect();
+        let sigs = symbols::signatures(jail, path, &top.iter().map(|d| d.start).collect());
+        for d in top {
+            let shown = symbols::Definition {
+                signature: sigs.get(&d.start).cloned().unwrap_or_default(),
+                ..d.clone()
+            };
             block.push('\n');
-            block.push_str(&d.outline_line(0));
+            block.push_str(&shown.outline_line(0));
         }
         if !out.is_empty() && out.chars().count() + block.chars().count() + 1 > room {
             break;

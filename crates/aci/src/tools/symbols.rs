@@ -3,6 +3,7 @@
 //! names it, from the symbol index.
 
 use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::error::{RefusalClass, ToolError};
 use crate::path::PathError;
@@ -123,14 +124,30 @@ impl Tool for SymbolsTool {
                 "nothing is named \"{text}\"; the closest names:\n"
             ));
         }
-        for hit in hits.iter().take(MAX_SYMBOL_HITS) {
+        let shown = &hits[..hits.len().min(MAX_SYMBOL_HITS)];
+        let mut lines: HashMap<&str, BTreeSet<u32>> = HashMap::new();
+        for hit in shown {
+            lines
+                .entry(hit.path)
+                .or_default()
+                .insert(hit.definition.start);
+        }
+        let sigs: HashMap<&str, HashMap<u32, String>> = lines
+            .iter()
+            .map(|(path, at)| (*path, symbols::signatures(jail, path, at)))
+            .collect();
+        for hit in shown {
             let d = hit.definition;
+            let signature = sigs
+                .get(hit.path)
+                .and_then(|s| s.get(&d.start))
+                .map_or(d.name.as_str(), String::as_str);
             out.push_str(&format!(
                 "{}:{} {} {}  ({} {})\n",
                 hit.path,
                 d.start,
                 d.kind,
-                d.signature,
+                signature,
                 hit.references,
                 if hit.references == 1 { "ref" } else { "refs" }
             ));

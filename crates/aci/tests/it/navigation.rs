@@ -271,3 +271,53 @@ fn the_index_is_kept_on_disk_and_rebuilt_when_damaged() {
     assert_eq!((after.files, after.dropped), (1, 1));
     assert_eq!(index.references_to("parse_config"), 0);
 }
+
+/// A word the task uses in passing and that many files define ("limit") must not crowd out
+/// the one name it is about.
+#[test]
+fn the_map_leads_with_the_specific_name_not_the_common_word() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..30 {
+        fs::write(
+            dir.path().join(format!("take_{i}.rs")),
+            format!("pub struct Take{i};\nimpl Take{i} {{\n    pub fn limit(&self) -> usize {{ {i} }}\n}}\n"),
+        )
+        .unwrap();
+    }
+    // Many callers make `limit` the better-connected name.
+    for i in 0..20 {
+        fs::write(
+            dir.path().join(format!("use_{i}.rs")),
+            format!("fn use_{i}(t: &Take{i}) -> usize {{ t.limit() + t.limit() }}\n"),
+        )
+        .unwrap();
+    }
+    fs::write(
+        dir.path().join("builder.rs"),
+        "pub struct RegexBuilder {\n    size: usize,\n}\n\nimpl RegexBuilder {\n    pub fn size_limit(&mut self, n: usize) -> &mut Self {\n        self.size = n;\n        self\n    }\n}\n",
+    )
+    .unwrap();
+    let jail = slmcode_aci::path::Jail::open(dir.path()).unwrap();
+    let mut index = SymbolIndex::default();
+    index.refresh(&jail, &CallControl::default());
+    let map = slmcode_aci::symbols::map::build(
+        &index,
+        &jail,
+        &["RegexBuilder should accept a limit"],
+        &|text| text.chars().count() <= 400,
+    )
+    .unwrap();
+    let files: Vec<&str> = map
+        .text
+        .lines()
+        .skip(1)
+        .filter(|l| l.ends_with(':'))
+        .collect();
+    assert_eq!(files.first(), Some(&"builder.rs:"), "{}", map.text);
+    assert!(
+        map.text.contains("|pub struct RegexBuilder {"),
+        "{}",
+        map.text
+    );
+    assert!(map.text.chars().count() <= 400);
+}
