@@ -9,7 +9,7 @@
 //! restarting at the files the task names, ranks the files; a definition's score is the rank
 //! that flows into it through its name, plus a share of its file's own rank; a definition the
 //! task names by name ranks above all others, unless the name is common (more than five
-//! definitions have it). The best definitions are rendered as an outline, as many as the
+//! files define it), and the walk restarts at the files defining such names too. The best definitions are rendered as an outline, as many as the
 //! budget holds.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -24,8 +24,11 @@ const ITERATIONS: usize = 30;
 /// Never more definitions than this, whatever the budget (a map is a pointer, not a copy).
 const MAX_DEFINITIONS: usize = 400;
 
-/// A name the task mentions leads the map when at most this many definitions have it.
-const SPECIFIC_NAME_DEFINITIONS: usize = 5;
+/// A name the task mentions leads the map (and the ranking restarts at its files) when at
+/// most this many files define it…
+const SPECIFIC_NAME_FILES: usize = 5;
+/// …or, for a long compound name, this many.
+const SPECIFIC_COMPOUND_FILES: usize = 25;
 
 /// The first line of every map.
 pub const HEADER: &str = "Repo map (definitions related to the task, ranked; see one with ws_read offset/limit, find others with ws_symbols):";
@@ -115,11 +118,28 @@ fn rank<'a>(index: &'a SymbolIndex, context: &[&str]) -> Vec<DefRef<'a>> {
         }
     }
 
-    // Restart at the files the task names; at every file when it names none.
+    // The names the task mentions that few files define: what the task is about.
+    let mut mentioned: HashMap<&str, HashSet<usize>> = HashMap::new();
+    for (f, (_, entry)) in files.iter().enumerate() {
+        for def in entry.definitions.iter().filter(|d| d.kind.is_code()) {
+            if words.contains(def.name.as_str()) {
+                mentioned.entry(def.name.as_str()).or_default().insert(f);
+            }
+        }
+    }
+    mentioned.retain(|name, files| {
+        files.len() <= SPECIFIC_NAME_FILES
+            || (is_long_compound(name) && files.len() <= SPECIFIC_COMPOUND_FILES)
+    });
+
+    // Restart at the files the task names, and at those defining the specific names it
+    // mentions; at every file when there are none.
     let mut restart: Vec<f64> = files
         .iter()
-        .map(|(path, _)| {
-            if mentions_file(path, &words) {
+        .enumerate()
+        .map(|(f, (path, _))| {
+            let defines = mentioned.values().any(|files| files.contains(&f));
+            if defines || mentions_file(path, &words) {
                 1.0
             } else {
                 0.0
@@ -181,25 +201,22 @@ fn rank<'a>(index: &'a SymbolIndex, context: &[&str]) -> Vec<DefRef<'a>> {
     }
     // What the task names by name comes first, however little the project uses it — when
     // the name is specific: a word the task uses in passing ("limit", defined in hundreds of
-    // places) must not crowd out the one it is about.
+    // files) must not crowd out the one it is about.
     let top = scored.iter().map(|s| s.0).fold(0.0, f64::max);
-    let name_of = |path: &str, i: usize| {
-        index
-            .file(path)
-            .and_then(|e| e.definitions.get(i))
-            .map(|d| d.name.as_str())
-            .filter(|n| words.contains(n))
-    };
-    let mut named: HashMap<&str, usize> = HashMap::new();
-    for &(_, (path, i)) in &scored {
-        if let Some(n) = name_of(path, i) {
-            *named.entry(n).or_default() += 1;
-        }
-    }
     for (score, (path, i)) in &mut scored {
-        let definitions = name_of(path, *i).and_then(|n| named.get(n));
-        if definitions.is_some_and(|&n| n <= SPECIFIC_NAME_DEFINITIONS) {
-            *score += 2.0 * top;
+        let name = index
+            .file(path)
+            .and_then(|e| e.definitions.get(*i))
+            .map(|d| d.name.as_str())
+            .filter(|n| mentioned.contains_key(n));
+        // A long compound name (`spawn_blocking`) says more than a short word (`tokio`), and
+        // a definition in a file or directory the task names more than one elsewhere.
+        if let Some(name) = name {
+            let mut lead = if is_long_compound(name) { 4.0 } else { 2.0 };
+            if mentions_file(path, &words) {
+                lead += 1.0;
+            }
+            *score += lead * top;
         }
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -212,9 +229,7 @@ fn name_weight(name: &str, definers: usize, words: &HashSet<&str>) -> f64 {
     if words.contains(name) {
         w *= 10.0;
     }
-    let compound = name.contains('_')
-        || (name.chars().any(char::is_uppercase) && name.chars().any(char::is_lowercase));
-    if compound && name.chars().count() >= 8 {
+    if is_long_compound(name) {
         w *= 10.0;
     }
     if name.starts_with('_') {
@@ -224,6 +239,13 @@ fn name_weight(name: &str, definers: usize, words: &HashSet<&str>) -> f64 {
         w *= 0.1;
     }
     w
+}
+
+/// A name of several words and some length (`parse_header`, `RegexBuilder`): specific.
+fn is_long_compound(name: &str) -> bool {
+    let compound = name.trim_start_matches('_').contains('_')
+        || (name.chars().any(char::is_uppercase) && name.chars().any(char::is_lowercase));
+    compound && name.chars().count() >= 8
 }
 
 /// The identifiers and path-like words of the task and instructions.
@@ -249,11 +271,36 @@ fn words_of<'a>(context: &[&'a str]) -> HashSet<&'a str> {
     words
 }
 
-/// Whether the task names a file: its path, its file name, or its stem as a name.
+/// Whether the task names a file: its path, its file name, its stem as a name, or a
+/// directory it is in (other than the ones every project has).
 fn mentions_file(path: &str, words: &HashSet<&str>) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.split('.').next().unwrap_or(name);
-    words.contains(path)
+    // A directory the task names (`billing/`, or a vendored `serde_json-1.0.145/`).
+    let in_named_dir = path.split('/').rev().skip(1).any(|dir| {
+        let unversioned = dir
+            .rsplit_once('-')
+            .filter(|(_, v)| v.starts_with(|c: char| c.is_ascii_digit()))
+            .map_or(dir, |(d, _)| d);
+        unversioned.chars().count() >= 4
+            && !matches!(
+                unversioned,
+                "tests"
+                    | "test"
+                    | "crates"
+                    | "packages"
+                    | "internal"
+                    | "source"
+                    | "vendor"
+                    | "include"
+                    | "scripts"
+                    | "build"
+                    | "docs"
+            )
+            && words.contains(unversioned)
+    });
+    in_named_dir
+        || words.contains(path)
         || words.contains(name)
         || (stem.chars().count() >= 4
             && !matches!(
@@ -359,5 +406,17 @@ mod tests {
         assert!(mentions_file("src/config.rs", &words));
         assert!(mentions_file("lib/config.py", &words));
         assert!(!mentions_file("src/main.rs", &words));
+        // A named directory, also a vendored one with its version; not `tests/`.
+        let words = words_of(&["serde_json's parser, the billing module, and the tests"]);
+        assert!(mentions_file("vendor/serde_json-1.0.145/src/de.rs", &words));
+        assert!(mentions_file("billing/invoice.py", &words));
+        assert!(!mentions_file("tests/basic.rs", &words));
+    }
+
+    #[test]
+    fn long_compound_names_are_specific() {
+        assert!(is_long_compound("spawn_blocking") && is_long_compound("RegexBuilder"));
+        assert!(!is_long_compound("tokio") && !is_long_compound("Config"));
+        assert!(!is_long_compound("__private") && !is_long_compound("a_b"));
     }
 }
