@@ -155,6 +155,19 @@ impl Definition {
         )
     }
 
+    /// `kind name start-end`, indented by depth: the outline without signatures, as the
+    /// symbol corpus writes its expectations.
+    pub fn brief(&self) -> String {
+        format!(
+            "{}{} {} {}-{}",
+            "  ".repeat(usize::from(self.depth)),
+            self.kind,
+            self.name,
+            self.start,
+            self.end
+        )
+    }
+
     /// The outline line: `%6d|` and the signature, indented by depth, then what it is.
     pub fn outline_line(&self, depth: u16) -> String {
         format!(

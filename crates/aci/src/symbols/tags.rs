@@ -73,7 +73,7 @@ fn query(grammar: Grammar) -> Option<&'static Query> {
     static QUERIES: OnceLock<HashMap<Grammar, Option<Query>>> = OnceLock::new();
     QUERIES
         .get_or_init(|| {
-            GRAMMARS
+            Grammar::ALL
                 .iter()
                 .map(|&g| (g, Query::new(&g.language(), source(g)).ok()))
                 .collect()
@@ -81,23 +81,6 @@ fn query(grammar: Grammar) -> Option<&'static Query> {
         .get(&grammar)
         .and_then(Option::as_ref)
 }
-
-/// Every grammar with a query.
-const GRAMMARS: [Grammar; 13] = [
-    Grammar::Rust,
-    Grammar::Python,
-    Grammar::Go,
-    Grammar::JavaScript,
-    Grammar::TypeScript,
-    Grammar::Tsx,
-    Grammar::Json,
-    Grammar::Toml,
-    Grammar::Yaml,
-    Grammar::C,
-    Grammar::Cpp,
-    Grammar::Java,
-    Grammar::Bash,
-];
 
 fn source(grammar: Grammar) -> &'static str {
     match grammar {
@@ -377,22 +360,13 @@ mod tests {
             .unwrap()
             .definitions
             .iter()
-            .map(|d| {
-                format!(
-                    "{}{} {} {}-{}",
-                    "  ".repeat(d.depth.into()),
-                    d.kind,
-                    d.name,
-                    d.start,
-                    d.end
-                )
-            })
+            .map(Definition::brief)
             .collect()
     }
 
     #[test]
     fn every_query_compiles_against_its_grammar() {
-        for g in GRAMMARS {
+        for g in Grammar::ALL {
             if let Err(e) = Query::new(&g.language(), source(g)) {
                 panic!("{}: {e}", g.name());
             }

@@ -98,20 +98,7 @@ fn outlines_match_the_corpus() {
             let path = jail.parse(&rel).unwrap();
             let found = symbols::extract(&path, &bytes)
                 .unwrap_or_else(|| panic!("{lang}/{rel}: no grammar"));
-            let got: Vec<String> = found
-                .definitions
-                .iter()
-                .map(|d| {
-                    format!(
-                        "{}{} {} {}-{}",
-                        "  ".repeat(d.depth.into()),
-                        d.kind,
-                        d.name,
-                        d.start,
-                        d.end
-                    )
-                })
-                .collect();
+            let got: Vec<String> = found.definitions.iter().map(|d| d.brief()).collect();
             let want: Vec<String> = fs::read_to_string(&expected_file)
                 .unwrap()
                 .lines()
