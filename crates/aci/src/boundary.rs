@@ -42,6 +42,8 @@ pub mod layout {
     pub const PENDING: &str = "pending";
     /// The first copy of every path a session changed.
     pub const CHECKPOINTS: &str = "checkpoints";
+    /// What slmcode can rebuild from the project at any time (the symbol index).
+    pub const CACHE: &str = "cache";
     /// Where durable writes stage their temp files (same filesystem as most targets).
     pub const STAGING: &str = "tmp";
 

@@ -27,8 +27,8 @@ use crate::{fsx, state};
 
 /// Files larger than this are not indexed: generated code, bundles, data dumps.
 pub const MAX_INDEXED_BYTES: u64 = 1024 * 1024;
-/// Where the index is kept, under `.slmcode/`.
-const CACHE_FILE: &str = "cache/symbols.idx";
+/// The index's file, in `.slmcode/cache/`.
+const CACHE_FILE: &str = "symbols.idx";
 /// Bumped whenever what is stored, or how files are read, changes: an index of another
 /// version is rebuilt rather than trusted.
 const FORMAT: u32 = 2;
@@ -245,7 +245,7 @@ impl Loaded {
 }
 
 fn cache_path() -> RelPath {
-    layout::path(CACHE_FILE)
+    layout::path(layout::CACHE).join(CACHE_FILE)
 }
 
 fn load(jail: &Jail) -> Option<Loaded> {

@@ -321,3 +321,37 @@ fn the_map_leads_with_the_specific_name_not_the_common_word() {
     );
     assert!(map.text.chars().count() <= 400);
 }
+
+/// The mutation path tells the index what it wrote: even on a filesystem whose timestamps
+/// cannot tell the write apart (the mtime put back to an old value, the size unchanged),
+/// the next query reads the file again.
+#[test]
+fn the_mutation_path_marks_what_it_wrote() {
+    let (dir, mut ws) = project();
+    let path = dir.path().join("src/config.rs");
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    let set_old = || {
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    };
+    set_old();
+    let (_, text) = call(&mut ws, "ws_symbols", json!({"query": "parse_config"}));
+    assert!(text.starts_with("src/config.rs:19"), "{text}");
+    call(&mut ws, "ws_read", json!({"path": "src/config.rs"}));
+    let (err, text) = call(
+        &mut ws,
+        "ws_edit",
+        json!({"path": "src/config.rs", "old_str": "pub fn parse_config(", "new_str": "pub fn parse_qqqqqq("}),
+    );
+    assert!(!err, "{text}");
+    set_old();
+    let (_, text) = call(&mut ws, "ws_symbols", json!({"query": "parse_qqqqqq"}));
+    assert!(
+        text.starts_with("src/config.rs:19 function pub fn parse_qqqqqq("),
+        "{text}"
+    );
+}

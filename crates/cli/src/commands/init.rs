@@ -50,7 +50,7 @@ fn config_template() -> String {
 
 /// What the run-state folders are: local to this machine, never committed.
 const GITIGNORE: &str =
-    "# slmcode run state: local to this machine\nruns/\ncheckpoints/\npending/\nscratch/\ntmp/\n";
+    "# slmcode run state: local to this machine\nruns/\ncheckpoints/\npending/\nscratch/\ntmp/\ncache/\n";
 
 /// `slmcode init`: a file that exists is left as it is unless --force.
 pub fn run(args: InitArgs) -> Result<ExitCode> {
