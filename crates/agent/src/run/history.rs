@@ -187,11 +187,6 @@ pub fn estimate_tokens<'a>(
     chars * 2 / 7 + count * 4
 }
 
-/// Tokens of a text at the same 3.5 characters a token.
-pub fn estimate_text_tokens(text: &str) -> usize {
-    text.chars().count() * 2 / 7
-}
-
 /// The server counted far fewer prompt tokens than were sent: it cut the prompt.
 pub fn prompt_was_cut(counted: u64, estimate: usize) -> bool {
     let counted = counted as usize;

@@ -35,7 +35,7 @@ use crate::toolcall::OfferedTool;
 use crate::trajectory::Trajectory;
 
 pub use final_answer::{parse_final, FinalAnswer};
-pub use history::{estimate_text_tokens, estimate_tokens, prompt_was_cut};
+pub use history::{estimate_tokens, prompt_was_cut};
 pub use resume::{latest as latest_saved_run, load as load_saved_run, SavedRun};
 
 use history::{Entry, EntryKind};

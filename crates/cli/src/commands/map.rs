@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use anyhow::Result;
 use slmcode_agent::prompt;
-use slmcode_agent::run::estimate_text_tokens;
 
 use super::common::open_workspace;
 
@@ -50,7 +49,7 @@ pub fn run(MapArgs { task, tokens, root }: MapArgs) -> Result<ExitCode> {
         "slmcode: {} definitions from {} files, ~{} of {tokens} tokens; {indexed} code files indexed; {} ms",
         map.definitions,
         map.files,
-        estimate_text_tokens(&map.text),
+        prompt::map_tokens(&map.text),
         elapsed.as_millis()
     );
     Ok(ExitCode::SUCCESS)
