@@ -15,7 +15,8 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::find::parent;
-use super::{Definition, SymbolIndex};
+use super::index::Entry;
+use super::SymbolIndex;
 use crate::path::Jail;
 
 /// PageRank's damping: the chance of following a reference rather than restarting.
@@ -84,106 +85,24 @@ type DefRef<'a> = (&'a str, usize);
 
 /// Every definition with a positive score, best first.
 fn rank<'a>(index: &'a SymbolIndex, context: &[&str]) -> Vec<DefRef<'a>> {
-    let files: Vec<(&str, &super::index::Entry)> = index.files().collect();
+    let files: Vec<(&str, &Entry)> = index.files().collect();
     if files.is_empty() {
         return Vec::new();
     }
     let words = words_of(context);
-    let n = files.len();
-
-    // Who defines each referenced name.
-    let mut definers: HashMap<u32, Vec<usize>> = HashMap::new();
-    for (f, (_, entry)) in files.iter().enumerate() {
-        for def in entry.definitions.iter().filter(|d| d.kind.is_code()) {
-            if let Some(id) = index.id_of(&def.name) {
-                let list = definers.entry(id).or_default();
-                if list.last() != Some(&f) {
-                    list.push(f);
-                }
-            }
-        }
-    }
-
-    // Edges, as (from, name, weight): each reaches every definer of the name.
-    let mut edges: Vec<(usize, u32, f64)> = Vec::new();
-    let mut out_weight = vec![0.0f64; n];
-    for (f, (_, entry)) in files.iter().enumerate() {
-        for &(id, count) in &entry.references {
-            let Some(defs) = definers.get(&id) else {
-                continue;
-            };
-            let w = name_weight(index.name(id), defs.len(), &words) * f64::from(count).sqrt();
-            out_weight[f] += w * defs.len() as f64;
-            edges.push((f, id, w));
-        }
-    }
-
-    // The names the task mentions that few files define: what the task is about.
-    let mut mentioned: HashMap<&str, HashSet<usize>> = HashMap::new();
-    for (f, (_, entry)) in files.iter().enumerate() {
-        for def in entry.definitions.iter().filter(|d| d.kind.is_code()) {
-            if words.contains(def.name.as_str()) {
-                mentioned.entry(def.name.as_str()).or_default().insert(f);
-            }
-        }
-    }
-    mentioned.retain(|name, files| {
-        files.len() <= SPECIFIC_NAME_FILES
-            || (is_long_compound(name) && files.len() <= SPECIFIC_COMPOUND_FILES)
-    });
-
-    // Restart at the files the task names, and at those defining the specific names it
-    // mentions; at every file when there are none.
-    let mut restart: Vec<f64> = files
-        .iter()
-        .enumerate()
-        .map(|(f, (path, _))| {
-            let defines = mentioned.values().any(|files| files.contains(&f));
-            if defines || mentions_file(path, &words) {
-                1.0
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    let total: f64 = restart.iter().sum();
-    if total == 0.0 {
-        restart.iter_mut().for_each(|r| *r = 1.0 / n as f64);
-    } else {
-        restart.iter_mut().for_each(|r| *r /= total);
-    }
-
-    let mut rank = restart.clone();
-    let mut inflow: HashMap<u32, f64> = HashMap::new();
-    for _ in 0..ITERATIONS {
-        inflow.clear();
-        for &(from, id, w) in &edges {
-            *inflow.entry(id).or_default() += rank[from] * w / out_weight[from];
-        }
-        let dangling: f64 = (0..n)
-            .filter(|&f| out_weight[f] == 0.0)
-            .map(|f| rank[f])
-            .sum();
-        let mut next: Vec<f64> = restart
-            .iter()
-            .map(|r| (1.0 - DAMPING) * r + DAMPING * dangling * r)
-            .collect();
-        for (id, flow) in &inflow {
-            for &d in definers.get(id).into_iter().flatten() {
-                next[d] += DAMPING * flow;
-            }
-        }
-        rank = next;
-    }
+    let graph = Graph::of(index, &files, &words);
+    let mentioned = specific_mentions(&files, &words);
+    let restart = restart_at(&files, &mentioned, &words);
+    let (rank, inflow) = graph.pagerank(&restart);
 
     let mut scored: Vec<(f64, DefRef)> = Vec::new();
     for (f, (path, entry)) in files.iter().enumerate() {
-        let code: Vec<&Definition> = entry
+        let code = entry
             .definitions
             .iter()
             .filter(|d| d.kind.is_code())
-            .collect();
-        let share = rank[f] / code.len().max(1) as f64;
+            .count();
+        let share = rank[f] / code.max(1) as f64;
         for (i, def) in entry.definitions.iter().enumerate() {
             if !def.kind.is_code() {
                 continue;
@@ -221,6 +140,130 @@ fn rank<'a>(index: &'a SymbolIndex, context: &[&str]) -> Vec<DefRef<'a>> {
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored.into_iter().map(|(_, d)| d).collect()
+}
+
+/// The definition → reference graph over files, kept by name: an edge from a file along a
+/// name reaches every file defining that name, so the edges are stored once per (file, name)
+/// rather than once per definer.
+struct Graph {
+    /// The files defining each referenced name.
+    definers: HashMap<u32, Vec<usize>>,
+    /// (from, name, weight).
+    edges: Vec<(usize, u32, f64)>,
+    /// The total weight leaving each file.
+    out_weight: Vec<f64>,
+}
+
+impl Graph {
+    fn of(index: &SymbolIndex, files: &[(&str, &Entry)], words: &HashSet<&str>) -> Graph {
+        let mut definers: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (f, (_, entry)) in files.iter().enumerate() {
+            for def in entry.definitions.iter().filter(|d| d.kind.is_code()) {
+                if let Some(id) = index.id_of(&def.name) {
+                    let list = definers.entry(id).or_default();
+                    if list.last() != Some(&f) {
+                        list.push(f);
+                    }
+                }
+            }
+        }
+        let mut edges = Vec::new();
+        let mut out_weight = vec![0.0f64; files.len()];
+        for (f, (_, entry)) in files.iter().enumerate() {
+            for &(id, count) in &entry.references {
+                let Some(defs) = definers.get(&id) else {
+                    continue;
+                };
+                let w = name_weight(index.name(id), defs.len(), words) * f64::from(count).sqrt();
+                out_weight[f] += w * defs.len() as f64;
+                edges.push((f, id, w));
+            }
+        }
+        Graph {
+            definers,
+            edges,
+            out_weight,
+        }
+    }
+
+    /// Personalized PageRank restarting at `restart`: each file's rank, and the rank that
+    /// flowed along each name in the last step (what a definition of it receives).
+    fn pagerank(&self, restart: &[f64]) -> (Vec<f64>, HashMap<u32, f64>) {
+        let n = restart.len();
+        let mut rank = restart.to_vec();
+        let mut inflow: HashMap<u32, f64> = HashMap::new();
+        for _ in 0..ITERATIONS {
+            inflow.clear();
+            for &(from, id, w) in &self.edges {
+                *inflow.entry(id).or_default() += rank[from] * w / self.out_weight[from];
+            }
+            let dangling: f64 = (0..n)
+                .filter(|&f| self.out_weight[f] == 0.0)
+                .map(|f| rank[f])
+                .sum();
+            let mut next: Vec<f64> = restart
+                .iter()
+                .map(|r| (1.0 - DAMPING) * r + DAMPING * dangling * r)
+                .collect();
+            for (id, flow) in &inflow {
+                for &d in self.definers.get(id).into_iter().flatten() {
+                    next[d] += DAMPING * flow;
+                }
+            }
+            rank = next;
+        }
+        (rank, inflow)
+    }
+}
+
+/// The names the task mentions that few files define — what the task is about — with the
+/// files defining each.
+fn specific_mentions<'a>(
+    files: &[(&'a str, &'a Entry)],
+    words: &HashSet<&str>,
+) -> HashMap<&'a str, HashSet<usize>> {
+    let mut mentioned: HashMap<&str, HashSet<usize>> = HashMap::new();
+    for (f, (_, entry)) in files.iter().enumerate() {
+        for def in entry.definitions.iter().filter(|d| d.kind.is_code()) {
+            if words.contains(def.name.as_str()) {
+                mentioned.entry(def.name.as_str()).or_default().insert(f);
+            }
+        }
+    }
+    mentioned.retain(|name, files| {
+        files.len() <= SPECIFIC_NAME_FILES
+            || (is_long_compound(name) && files.len() <= SPECIFIC_COMPOUND_FILES)
+    });
+    mentioned
+}
+
+/// Where the walk restarts: at the files the task names and those defining the specific
+/// names it mentions, evenly; at every file when there are none.
+fn restart_at(
+    files: &[(&str, &Entry)],
+    mentioned: &HashMap<&str, HashSet<usize>>,
+    words: &HashSet<&str>,
+) -> Vec<f64> {
+    let mut restart: Vec<f64> = files
+        .iter()
+        .enumerate()
+        .map(|(f, (path, _))| {
+            let defines = mentioned.values().any(|files| files.contains(&f));
+            if defines || mentions_file(path, words) {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let total: f64 = restart.iter().sum();
+    let n = restart.len() as f64;
+    if total == 0.0 {
+        restart.iter_mut().for_each(|r| *r = 1.0 / n);
+    } else {
+        restart.iter_mut().for_each(|r| *r /= total);
+    }
+    restart
 }
 
 /// How much a name says about where a reference leads.

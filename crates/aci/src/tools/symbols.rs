@@ -6,10 +6,11 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use crate::error::{RefusalClass, ToolError};
+use crate::path::Jail;
 use crate::path::PathError;
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec};
 use crate::suggest::{did_you_mean, similar_paths, Want};
-use crate::symbols::find::{self, Match};
+use crate::symbols::find::{self, Hit, Match};
 use crate::symbols::{self, index::MAX_INDEXED_BYTES};
 use crate::workspace::Workspace;
 
@@ -63,23 +64,7 @@ impl Tool for SymbolsTool {
                 "query is empty. Send a name, e.g. {\"query\":\"parse_config\"}.".into(),
             ));
         }
-        let kind = match args.str("kind").map(str::trim).filter(|k| !k.is_empty()) {
-            None => None,
-            Some(word) => Some(symbols::Kind::parse(word).ok_or_else(|| {
-                let kinds: Vec<&str> = symbols::Kind::ALL
-                    .iter()
-                    .filter(|k| k.is_code())
-                    .map(|k| k.as_str())
-                    .collect();
-                ToolError::refused(
-                    RefusalClass::Args,
-                    format!(
-                        "kind \"{word}\" is not one of: {}. Or leave kind out.",
-                        kinds.join(", ")
-                    ),
-                )
-            })?),
-        };
+        let kind = kind_of(args)?;
         let under = ws.jail.parse_or_root(args.str("path"))?;
         if !under.is_root() {
             if let Err(PathError::NotFound { .. }) = ws.jail.metadata(&under) {
@@ -103,7 +88,7 @@ impl Tool for SymbolsTool {
             under: (!under.is_root()).then_some(under.as_str()),
         };
         let hits = find::find(&session.symbols, &query);
-        let Some(first) = hits.first() else {
+        if hits.is_empty() {
             let kind_words = kind.map_or(String::new(), |k| format!(" {k}"));
             let within = if under.is_root() {
                 String::new()
@@ -117,60 +102,91 @@ impl Tool for SymbolsTool {
                 grep_pattern(&text)
             )
             .into());
-        };
-        let mut out = String::new();
-        if first.matched > Match::ExactIgnoringCase {
-            out.push_str(&format!(
-                "nothing is named \"{text}\"; the closest names:\n"
-            ));
         }
-        let shown = &hits[..hits.len().min(MAX_SYMBOL_HITS)];
-        let mut lines: HashMap<&str, BTreeSet<u32>> = HashMap::new();
-        for hit in shown {
-            lines
-                .entry(hit.path)
-                .or_default()
-                .insert(hit.definition.start);
-        }
-        let sigs: HashMap<&str, HashMap<u32, String>> = lines
-            .iter()
-            .map(|(path, at)| (*path, symbols::signatures(jail, path, at)))
-            .collect();
-        for hit in shown {
-            let d = hit.definition;
-            let signature = sigs
-                .get(hit.path)
-                .and_then(|s| s.get(&d.start))
-                .map_or(d.name.as_str(), String::as_str);
-            out.push_str(&format!(
-                "{}:{} {} {}  ({} {})\n",
-                hit.path,
-                d.start,
-                d.kind,
-                signature,
-                hit.references,
-                if hit.references == 1 { "ref" } else { "refs" }
-            ));
-        }
-        if hits.len() > MAX_SYMBOL_HITS {
-            out.push_str(&format!(
-                "[{MAX_SYMBOL_HITS} of {} definitions shown, best first; narrow with kind= or path=]",
-                hits.len()
-            ));
-        } else {
-            out.push_str(&format!(
-                "({} {}; read one with {})",
-                hits.len(),
-                if hits.len() == 1 {
-                    "definition"
-                } else {
-                    "definitions"
-                },
-                first.definition.read_call(first.path)
-            ));
-        }
-        Ok(out.into())
+        Ok(listing(jail, &text, &hits).into())
     }
+}
+
+/// The `kind` argument: a kind word or synonym, or none; anything else is refused with the
+/// kinds there are.
+fn kind_of(args: &Args) -> Result<Option<symbols::Kind>, ToolError> {
+    let Some(word) = args.str("kind").map(str::trim).filter(|k| !k.is_empty()) else {
+        return Ok(None);
+    };
+    symbols::Kind::parse(word).map(Some).ok_or_else(|| {
+        let kinds: Vec<&str> = symbols::Kind::ALL
+            .iter()
+            .filter(|k| k.is_code())
+            .map(|k| k.as_str())
+            .collect();
+        ToolError::refused(
+            RefusalClass::Args,
+            format!(
+                "kind \"{word}\" is not one of: {}. Or leave kind out.",
+                kinds.join(", ")
+            ),
+        )
+    })
+}
+
+/// The hits as the model reads them: at most [`MAX_SYMBOL_HITS`], each with its signature
+/// line read from its file, and a last line naming the next call.
+fn listing(jail: &Jail, text: &str, hits: &[Hit]) -> String {
+    let mut out = String::new();
+    let Some(first) = hits.first() else {
+        return out;
+    };
+    if first.matched > Match::ExactIgnoringCase {
+        out.push_str(&format!(
+            "nothing is named \"{text}\"; the closest names:\n"
+        ));
+    }
+    let shown = &hits[..hits.len().min(MAX_SYMBOL_HITS)];
+    let mut lines: HashMap<&str, BTreeSet<u32>> = HashMap::new();
+    for hit in shown {
+        lines
+            .entry(hit.path)
+            .or_default()
+            .insert(hit.definition.start);
+    }
+    let sigs: HashMap<&str, HashMap<u32, String>> = lines
+        .iter()
+        .map(|(path, at)| (*path, symbols::signatures(jail, path, at)))
+        .collect();
+    for hit in shown {
+        let d = hit.definition;
+        let signature = sigs
+            .get(hit.path)
+            .and_then(|s| s.get(&d.start))
+            .map_or(d.name.as_str(), String::as_str);
+        out.push_str(&format!(
+            "{}:{} {} {}  ({} {})\n",
+            hit.path,
+            d.start,
+            d.kind,
+            signature,
+            hit.references,
+            if hit.references == 1 { "ref" } else { "refs" }
+        ));
+    }
+    if hits.len() > MAX_SYMBOL_HITS {
+        out.push_str(&format!(
+            "[{MAX_SYMBOL_HITS} of {} definitions shown, best first; narrow with kind= or path=]",
+            hits.len()
+        ));
+    } else {
+        out.push_str(&format!(
+            "({} {}; read one with {})",
+            hits.len(),
+            if hits.len() == 1 {
+                "definition"
+            } else {
+                "definitions"
+            },
+            first.definition.read_call(first.path)
+        ));
+    }
+    out
 }
 
 /// A regex that finds the name's mentions: its last component, escaped.
