@@ -66,20 +66,16 @@ fn read_tree(grammar: Grammar, tree: &Tree, text: &str) -> FileSymbols {
     }
 }
 
-/// The compiled query of a grammar, once per process. A query that does not compile against
-/// its grammar (a grammar upgrade renamed a node) gives no definitions rather than a panic;
-/// a unit test compiles every one.
+/// The compiled query of a grammar, once per process and only for the grammars used (some
+/// take tens of milliseconds to compile). A query that does not compile against its grammar
+/// (a grammar upgrade renamed a node) gives no definitions rather than a panic; a unit test
+/// compiles every one.
 fn query(grammar: Grammar) -> Option<&'static Query> {
-    static QUERIES: OnceLock<HashMap<Grammar, Option<Query>>> = OnceLock::new();
-    QUERIES
-        .get_or_init(|| {
-            Grammar::ALL
-                .iter()
-                .map(|&g| (g, Query::new(&g.language(), source(g)).ok()))
-                .collect()
-        })
-        .get(&grammar)
-        .and_then(Option::as_ref)
+    static QUERIES: [OnceLock<Option<Query>>; Grammar::ALL.len()] =
+        [const { OnceLock::new() }; Grammar::ALL.len()];
+    let slot = QUERIES.get(Grammar::ALL.iter().position(|&g| g == grammar)?)?;
+    slot.get_or_init(|| Query::new(&grammar.language(), source(grammar)).ok())
+        .as_ref()
 }
 
 fn source(grammar: Grammar) -> &'static str {
