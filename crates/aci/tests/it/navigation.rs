@@ -25,6 +25,16 @@ fn project() -> (tempfile::TempDir, Workspace) {
     (dir, ws)
 }
 
+/// Puts a file's mtime at `when`, as another process or a coarse filesystem may.
+fn set_mtime(path: impl AsRef<std::path::Path>, when: SystemTime) {
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+}
+
 fn call(ws: &mut Workspace, tool: &str, args: serde_json::Value) -> (bool, String) {
     let r = Registry::coding().call(ws, tool, &args);
     (r.is_error, r.text)
@@ -208,23 +218,13 @@ fn an_edit_by_someone_else_is_seen_even_with_the_same_size_and_mtime() {
     // mtime back: size and mtime agree with the index, but the file was indexed within the
     // timestamp granule of its mtime, so it is read again.
     fs::write(&path, CONFIG_RS.replace("parse_config", "parse_zzzzzz")).unwrap();
-    fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    set_mtime(&path, mtime);
     let (_, text) = call(&mut ws, "ws_symbols", json!({"query": "parse_zzzzzz"}));
     assert!(text.starts_with("src/config.rs:19"), "{text}");
     // In a later session, an older file changed by size is read again.
     let old = SystemTime::now() - Duration::from_secs(3600);
     fs::write(&path, CONFIG_RS.replace("parse_config", "parse_b")).unwrap();
-    fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    set_mtime(&path, old);
     let mut later = Workspace::open(dir.path(), Config::default()).unwrap();
     let (_, text) = call(&mut later, "ws_symbols", json!({"query": "parse_b"}));
     assert!(
@@ -241,12 +241,7 @@ fn the_index_is_kept_on_disk_and_rebuilt_when_damaged() {
     // Old enough that the racy-mtime rule does not re-read them.
     let old = SystemTime::now() - Duration::from_secs(3600);
     for f in ["src/config.rs", "src/main.rs"] {
-        fs::File::options()
-            .write(true)
-            .open(dir.path().join(f))
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        set_mtime(dir.path().join(f), old);
     }
     let first = SymbolIndex::default().refresh(&jail, &control);
     assert_eq!((first.files, first.parsed, first.from_cache), (2, 2, false));
@@ -330,14 +325,7 @@ fn the_mutation_path_marks_what_it_wrote() {
     let (dir, mut ws) = project();
     let path = dir.path().join("src/config.rs");
     let old = SystemTime::now() - Duration::from_secs(3600);
-    let set_old = || {
-        fs::File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
-    };
+    let set_old = || set_mtime(&path, old);
     set_old();
     let (_, text) = call(&mut ws, "ws_symbols", json!({"query": "parse_config"}));
     assert!(text.starts_with("src/config.rs:19"), "{text}");
