@@ -15,6 +15,8 @@ mod layout;
 mod messages;
 mod navigation;
 mod outcomes;
+// Exchanges directories with renameat2(RENAME_EXCHANGE), which only Linux has.
+#[cfg(target_os = "linux")]
 mod races;
 mod session_state;
 mod shell_policy;
