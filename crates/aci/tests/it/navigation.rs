@@ -35,6 +35,17 @@ fn set_mtime(path: impl AsRef<std::path::Path>, when: SystemTime) {
         .unwrap();
 }
 
+/// Renames `parse_config` in src/config.rs through ws_read and ws_edit, as a model would.
+fn rename_parse_config(ws: &mut Workspace, to: &str) {
+    call(ws, "ws_read", json!({"path": "src/config.rs"}));
+    let (err, text) = call(
+        ws,
+        "ws_edit",
+        json!({"path": "src/config.rs", "old_str": "pub fn parse_config(", "new_str": format!("pub fn {to}(")}),
+    );
+    assert!(!err, "{text}");
+}
+
 fn call(ws: &mut Workspace, tool: &str, args: serde_json::Value) -> (bool, String) {
     let r = Registry::coding().call(ws, tool, &args);
     (r.is_error, r.text)
@@ -179,14 +190,8 @@ fn an_edit_through_the_tools_is_seen_by_the_next_query() {
     let (_d, mut ws) = project();
     let (_, text) = call(&mut ws, "ws_symbols", json!({"query": "parse_config"}));
     assert!(text.starts_with("src/config.rs:19"), "{text}");
-    call(&mut ws, "ws_read", json!({"path": "src/config.rs"}));
-    // Same length, same file, within the same second: only the mutation path can tell.
-    let (err, text) = call(
-        &mut ws,
-        "ws_edit",
-        json!({"path": "src/config.rs", "old_str": "pub fn parse_config(", "new_str": "pub fn parse_cfgxxx("}),
-    );
-    assert!(!err, "{text}");
+    // Same length, same file, within the same second as the indexing.
+    rename_parse_config(&mut ws, "parse_cfgxxx");
     let (_, text) = call(&mut ws, "ws_symbols", json!({"query": "parse_cfgxxx"}));
     assert!(
         text.starts_with("src/config.rs:19 function pub fn parse_cfgxxx("),
@@ -329,13 +334,7 @@ fn the_mutation_path_marks_what_it_wrote() {
     set_old();
     let (_, text) = call(&mut ws, "ws_symbols", json!({"query": "parse_config"}));
     assert!(text.starts_with("src/config.rs:19"), "{text}");
-    call(&mut ws, "ws_read", json!({"path": "src/config.rs"}));
-    let (err, text) = call(
-        &mut ws,
-        "ws_edit",
-        json!({"path": "src/config.rs", "old_str": "pub fn parse_config(", "new_str": "pub fn parse_qqqqqq("}),
-    );
-    assert!(!err, "{text}");
+    rename_parse_config(&mut ws, "parse_qqqqqq");
     set_old();
     let (_, text) = call(&mut ws, "ws_symbols", json!({"query": "parse_qqqqqq"}));
     assert!(
