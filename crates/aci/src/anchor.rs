@@ -11,15 +11,15 @@
 //! checked like any other.
 
 use std::io::{ErrorKind, Read, Seek, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_fs_ext::DirExt;
-use cap_std::fs::{Dir, MetadataExt, OpenOptions};
+use cap_std::fs::{Dir, OpenOptions};
 
 use crate::boundary::{self, Boundary, Protected, CONTROL_DIR, SCRATCH};
 use crate::path::{Jail, PathError, RawPath, RelPath};
+use crate::platform;
 
 /// Who is writing, and so which protected place it may enter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,7 +172,12 @@ fn walk(
         let meta = next
             .dir_metadata()
             .map_err(|e| AnchorError::Io(path.clone(), e))?;
-        let id = (meta.dev(), meta.ino());
+        let Some(id) = platform::fs::id(&meta) else {
+            return Err(AnchorError::Io(
+                path.clone(),
+                std::io::Error::other("this file system gives no directory identity"),
+            ));
+        };
         if let Some(e) = protected.by_identity(id) {
             let allowed = match e.boundary {
                 Boundary::Control => {
@@ -255,15 +260,15 @@ fn stage_in(
     content: &mut dyn Read,
     mode: u32,
 ) -> std::io::Result<(std::fs::File, u64)> {
-    use cap_std::fs::OpenOptionsExt;
     let mut options = OpenOptions::new();
     // Created with the final mode (less the umask), so private content is never readable by
     // others while it is written; the mode is then set exactly.
-    options.read(true).write(true).create_new(true).mode(mode);
+    options.read(true).write(true).create_new(true);
+    platform::fs::create_with_mode(&mut options, mode);
     let staged = (|| {
         let mut file = dir.open_with(tmp, &options)?.into_std();
         let len = std::io::copy(content, &mut file)?;
-        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        platform::fs::set_mode(&file, mode)?;
         file.sync_all()?;
         Ok((file, len))
     })();
@@ -424,9 +429,9 @@ impl Anchored {
 
     /// Appends to `name`, creating it with `mode`.
     pub fn append(&self, name: impl AsRef<Path>, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-        use cap_std::fs::OpenOptionsExt;
         let mut options = OpenOptions::new();
-        options.append(true).create(true).mode(mode);
+        options.append(true).create(true);
+        platform::fs::create_with_mode(&mut options, mode);
         let mut file = self.dir.open_with(name, &options)?;
         file.write_all(bytes)
     }

@@ -297,11 +297,11 @@ impl Protected {
 /// other hard links. Git's object store is left out: a local clone hard-links objects, and
 /// they run nothing.
 fn linked_files(root: &Path, entries: &[Entry]) -> Vec<RelPath> {
-    use std::os::unix::fs::MetadataExt;
     let mut out = Vec::new();
     let mut check = |path: PathBuf| {
         if let Ok(meta) = std::fs::symlink_metadata(&path) {
-            if meta.is_file() && meta.nlink() > 1 {
+            // Where the count cannot be learned, the file counts as linked.
+            if meta.is_file() && crate::platform::fs::links_of_path(&path).is_none_or(|n| n > 1) {
                 if let Some(rel) = path.strip_prefix(root).ok().and_then(RelPath::from_walk) {
                     out.push(rel);
                 }
@@ -348,7 +348,6 @@ pub fn is_under(path: &RelPath, dir: &RelPath) -> bool {
 /// An entry for an absolute path inside `root`, with symlinks resolved; `None` when it does not
 /// exist or lies outside.
 fn entry(root: &Path, path: &Path, boundary: Boundary) -> Option<Entry> {
-    use std::os::unix::fs::MetadataExt;
     let real = path.canonicalize().ok()?;
     let rel = real.strip_prefix(root).ok()?;
     let rel = if rel.as_os_str().is_empty() {
@@ -361,7 +360,7 @@ fn entry(root: &Path, path: &Path, boundary: Boundary) -> Option<Entry> {
         path: rel,
         boundary,
         is_dir: meta.is_dir(),
-        id: (meta.dev(), meta.ino()),
+        id: crate::platform::fs::id_of_path(&real).ok()?,
         exists: true,
     })
 }

@@ -10,8 +10,7 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use cap_std::fs::OpenOptionsExt;
-use cap_std::fs::{MetadataExt, OpenOptions};
+use cap_std::fs::OpenOptions;
 use serde::{Deserialize, Serialize};
 
 use crate::anchor::{self, AnchorError, Anchored, Writer};
@@ -21,6 +20,7 @@ use crate::error::RefusalClass;
 use crate::error::ToolError;
 use crate::fsx::{anchored, check_boundary, resolve_new};
 use crate::path::{Jail, PathError, RawPath, RelPath};
+use crate::platform;
 use crate::state::{self, now};
 
 /// Where checkpoints live, under the control directory.
@@ -293,7 +293,7 @@ fn save(
             ),
         ));
     }
-    let mode = meta.mode() & 0o7777;
+    let mode = platform::fs::mode(&meta);
     if meta.len() > max_bytes {
         return Ok(Found::File {
             mode,
@@ -301,9 +301,8 @@ fn save(
         });
     }
     let mut options = OpenOptions::new();
-    options
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+    options.read(true);
+    platform::fs::never_block_or_follow(&mut options);
     let file = dir
         .dir()
         .open_with(name, &options)
@@ -332,15 +331,9 @@ fn save(
 
 /// A path from saved bytes.
 fn os_path(bytes: &[u8]) -> std::path::PathBuf {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        std::path::PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
-    }
-    #[cfg(not(unix))]
-    {
-        std::path::PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
-    }
+    platform::fs::name_from_bytes(bytes)
+        .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned().into())
+        .into()
 }
 
 /// A fresh id: the time, the process, and a counter for sessions within one process.

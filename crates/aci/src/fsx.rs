@@ -106,18 +106,7 @@ pub fn read_all(jail: &Jail, path: &RelPath) -> Result<Vec<u8>, ToolError> {
 
 /// Why a path that is not a regular file is refused, naming what it is.
 pub(crate) fn not_regular(path: &RelPath, kind: &cap_std::fs::FileType) -> String {
-    use cap_std::fs::FileTypeExt;
-    let what = if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    };
+    let what = crate::platform::fs::special_kind(kind).unwrap_or("not a regular file");
     format!("{path} is {what}, not a regular file; only regular files are read and changed here. Choose another path.")
 }
 

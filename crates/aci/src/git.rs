@@ -267,20 +267,12 @@ fn repo_config(root: &Path) -> Vec<ConfigEntry> {
     entries
 }
 
-/// What tells a file changed: inode, size, modification and change times.
-type Stamp = (u64, u64, i64, i64, i64, i64);
+use crate::platform::fs::Stamp;
 
 fn stamp_of(path: &Path) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some((
-        m.ino(),
-        m.size(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ctime(),
-        m.ctime_nsec(),
-    ))
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| crate::platform::fs::stamp(&m))
 }
 
 /// Places inside `root` (possibly not existing yet) that the repository's config makes git

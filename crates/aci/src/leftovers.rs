@@ -142,7 +142,7 @@ fn writer_pid(text: &str) -> Option<u32> {
 
 /// True when `name`'s writer is gone and it has not changed for [`STALE_AFTER`].
 fn abandoned(dir: &Anchored, name: &str, pid: u32) -> bool {
-    if pid == std::process::id() || alive(pid) {
+    if pid == std::process::id() || crate::platform::host::process_alive(pid) {
         return false;
     }
     let Ok(meta) = dir.symlink_metadata(name) else {
@@ -152,29 +152,6 @@ fn abandoned(dir: &Anchored, name: &str, pid: u32) -> bool {
     modified
         .and_then(|t| SystemTime::now().duration_since(t).ok())
         .is_some_and(|age| age >= STALE_AFTER)
-}
-
-/// Whether a process with this pid exists (one of another user's counts).
-#[cfg(unix)]
-pub(crate) fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return true;
-    }
-    // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
-    if unsafe { libc::kill(pid, 0) } == 0 {
-        return true;
-    }
-    std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-}
-
-/// Whether a process with this pid exists: not known on this platform, so every process
-/// counts as alive and nothing is swept.
-#[cfg(not(unix))]
-pub(crate) fn alive(_pid: u32) -> bool {
-    true
 }
 
 #[cfg(test)]
@@ -187,6 +164,6 @@ mod tests {
         assert_eq!(writer_pid("123-x"), None);
         assert_eq!(writer_pid("abc-4"), None);
         assert_eq!(writer_pid("1234"), None);
-        assert!(alive(std::process::id()));
+        assert!(crate::platform::host::process_alive(std::process::id()));
     }
 }

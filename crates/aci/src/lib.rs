@@ -24,6 +24,7 @@ pub mod patch;
 pub mod path;
 pub mod pending;
 pub mod placeholder;
+pub mod platform;
 pub mod registry;
 pub mod review;
 pub mod secrets;

@@ -11,8 +11,6 @@
 //! Writing through rename also means a hard link elsewhere to the same inode is never written
 //! through: the name being edited gets a new inode, the other name keeps the old bytes.
 
-use cap_std::fs::MetadataExt;
-
 use crate::anchor::{Anchored, Writer};
 use crate::boundary::{self, Protected};
 use crate::checkpoint::NotSaved;
@@ -26,6 +24,7 @@ use crate::fsx::{
 use crate::outcome::Applied;
 use crate::path::{PathError, RawPath, RelPath};
 use crate::pending;
+use crate::platform;
 use crate::syntax::{self, SyntaxError, Verdict};
 use crate::workspace::{ReadRecord, Workspace};
 
@@ -127,7 +126,7 @@ pub fn target(ws: &Workspace, path: &RelPath, verb: &str) -> Result<Target, Tool
                     not_regular(path, &meta.file_type())
                 )));
             }
-            (real, Some(meta.mode() & 0o7777))
+            (real, Some(platform::fs::mode(&meta)))
         }
         Ok(meta) if !meta.is_file() => {
             return Err(ToolError::refused(RefusalClass::Other, format!(
@@ -135,7 +134,7 @@ pub fn target(ws: &Workspace, path: &RelPath, verb: &str) -> Result<Target, Tool
                 not_regular(path, &meta.file_type())
             )))
         }
-        Ok(meta) => (jail.resolve(path)?, Some(meta.mode() & 0o7777)),
+        Ok(meta) => (jail.resolve(path)?, Some(platform::fs::mode(&meta))),
         Err(PathError::NotFound { .. }) => (resolve_new(jail, path, verb)?, None),
         Err(e) => return Err(e.into()),
     };

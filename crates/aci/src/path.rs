@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt, ReadDir};
+use cap_std::fs::{Dir, File, Metadata, OpenOptions, ReadDir};
 
 /// Why a path argument was refused. Each message names what to send instead, because the
 /// reader is a small model that will retry with exactly what we suggest.
@@ -326,19 +326,9 @@ impl RawPath {
     }
 }
 
-/// One name from its saved bytes.
-#[cfg(unix)]
-fn os_name(bytes: &[u8]) -> Result<OsString, PathError> {
-    use std::os::unix::ffi::OsStrExt;
-    Ok(OsStr::from_bytes(bytes).to_os_string())
-}
-
 /// One name from its saved bytes; names that are not UTF-8 arise only on Unix.
-#[cfg(not(unix))]
 fn os_name(bytes: &[u8]) -> Result<OsString, PathError> {
-    String::from_utf8(bytes.to_vec())
-        .map(OsString::from)
-        .map_err(|_| PathError::Empty)
+    crate::platform::fs::name_from_bytes(bytes).ok_or(PathError::Empty)
 }
 
 enum Escape {
@@ -422,9 +412,8 @@ impl Jail {
     /// cannot hang the call; callers check the opened handle's metadata for what it is.
     pub fn open_file(&self, path: &RelPath) -> Result<File, PathError> {
         let mut options = OpenOptions::new();
-        options
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        options.read(true);
+        crate::platform::fs::never_block(&mut options);
         self.beneath(path, |dir, p| dir.open_with(p, &options))
     }
 
@@ -536,7 +525,7 @@ fn classify(path: &RelPath, e: io::Error) -> PathError {
     match e.kind() {
         io::ErrorKind::NotFound => PathError::NotFound { path },
         io::ErrorKind::PermissionDenied => PathError::PermissionDenied { path },
-        _ if e.raw_os_error() == Some(libc::ELOOP) => PathError::Loop { path },
+        _ if crate::platform::fs::is_symlink_loop(&e) => PathError::Loop { path },
         // A file used as a directory in the middle of the path: nothing is there.
         io::ErrorKind::NotADirectory => PathError::NotFound { path },
         _ => PathError::Io { path, source: e },

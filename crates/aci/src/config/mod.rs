@@ -259,28 +259,8 @@ pub const DEFAULT_CHECKPOINT_MAX_BYTES: u64 = 256 << 20;
 /// Half the machine's memory, in whole GiB (at least 1 GiB): room for a test suite, and the
 /// machine stays usable when a command runs away. 4 GiB where the memory cannot be learned.
 pub fn default_shell_memory_max() -> u64 {
-    physical_memory().map_or(4 << 30, |ram| ((ram / 2) >> 30 << 30).max(1 << 30))
-}
-
-/// The machine's memory in bytes.
-#[cfg(unix)]
-fn physical_memory() -> Option<u64> {
-    // SAFETY: sysconf reads a system value and has no preconditions.
-    let (pages, size) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    let pages = u64::try_from(pages).ok()?;
-    let size = u64::try_from(size).ok()?;
-    pages.checked_mul(size).filter(|b| *b > 0)
-}
-
-/// The machine's memory in bytes: not learned on this platform.
-#[cfg(not(unix))]
-fn physical_memory() -> Option<u64> {
-    None
+    crate::platform::host::physical_memory()
+        .map_or(4 << 30, |ram| ((ram / 2) >> 30 << 30).max(1 << 30))
 }
 
 /// A size as a config file writes it: binary units when exact (`256MiB`), else bytes.

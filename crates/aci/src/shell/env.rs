@@ -47,7 +47,6 @@ pub fn base(root: &Path) -> Vec<(String, String)> {
 /// the user's cache, so builds stay warm between calls, while the user's own caches — which
 /// their builds outside the sandbox trust — cannot be written. Made private (0700) on first use.
 pub fn sandbox_cache(root: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -57,10 +56,6 @@ pub fn sandbox_cache(root: &Path) -> Option<PathBuf> {
         .join("slmcode")
         .join("sandbox")
         .join(&key.as_str()[..16]);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .ok()?;
+    crate::platform::fs::create_private_dir(&dir).ok()?;
     Some(dir)
 }

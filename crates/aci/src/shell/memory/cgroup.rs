@@ -151,7 +151,7 @@ fn sweep(base: &Path) {
         else {
             continue;
         };
-        if pid != std::process::id() && !crate::leftovers::alive(pid) {
+        if pid != std::process::id() && !crate::platform::host::process_alive(pid) {
             let _ = fs::remove_dir(entry.path());
         }
     }

@@ -47,8 +47,8 @@ impl Walker<'_> {
             if !append {
                 return refuse(Rule::WriteExisting, format!("ws_shell refused: this would overwrite the existing file {rel}. Change it with ws_edit or ws_write instead, or append with `>>`, or write to a new file."));
             }
-            use cap_std::fs::MetadataExt;
-            if meta.is_file() && meta.nlink() > 1 {
+            // Where the count cannot be learned, the file counts as linked.
+            if meta.is_file() && crate::platform::fs::links(&meta).is_none_or(|n| n > 1) {
                 return refuse(Rule::WriteExisting, format!("ws_shell refused: {rel} has other hard links, so appending to it would change another file too. Change it with ws_edit instead, or write to a new file."));
             }
         }
