@@ -79,6 +79,9 @@ pub fn execute(
     protected: Protected,
     extra: Extra,
 ) -> Result<Executed, ToolError> {
+    if let Some(why) = sandbox::unavailable() {
+        return Err(ToolError::refused(RefusalClass::Other, why));
+    }
     let root = ws.jail.root().to_path_buf();
     // A temp directory of the call's own, given as TMPDIR and removed afterwards.
     let temp = RunTemp::create().map_err(|e| {
@@ -157,41 +160,23 @@ pub fn execute(
     })
 }
 
-/// A call's private temp directory, removed when dropped: made fresh with `mkdtemp` (mode
-/// 0700, a random name, never an existing directory) beneath a per-user directory that must be
-/// ours and private, so nobody who can write /tmp can plant or watch it.
+/// A call's private temp directory, removed when dropped: made fresh (mode 0700, a random
+/// name, never an existing directory) beneath a per-user directory that must be ours and
+/// private, so nobody who can write /tmp can plant or watch it.
 struct RunTemp(std::path::PathBuf);
 
 impl RunTemp {
     fn create() -> std::io::Result<RunTemp> {
-        use std::os::unix::ffi::OsStringExt;
-        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-        // SAFETY: geteuid cannot fail.
-        let uid = unsafe { libc::geteuid() };
-        let base = std::env::temp_dir().join(format!("slmcode-{uid}"));
-        match std::fs::DirBuilder::new().mode(0o700).create(&base) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        let meta = std::fs::symlink_metadata(&base)?;
-        if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        let base =
+            std::env::temp_dir().join(format!("slmcode-{}", crate::platform::host::user_id()));
+        crate::platform::fs::create_private_dir(&base)?;
+        if !crate::platform::fs::is_private_dir(&std::fs::symlink_metadata(&base)?) {
             return Err(std::io::Error::other(format!(
                 "{} is not a private directory of this user; remove it",
                 base.display()
             )));
         }
-        let template = base.join("shell-XXXXXX");
-        let mut bytes = std::ffi::CString::new(template.into_os_string().into_vec())
-            .map_err(std::io::Error::other)?
-            .into_bytes_with_nul();
-        // SAFETY: mkdtemp rewrites the XXXXXX of the NUL-terminated buffer we own in place.
-        let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
-        if made.is_null() {
-            return Err(std::io::Error::last_os_error());
-        }
-        bytes.pop();
-        Ok(RunTemp(std::ffi::OsString::from_vec(bytes).into()))
+        crate::platform::fs::create_private_temp_dir(&base, "shell-").map(RunTemp)
     }
 }
 

@@ -3,16 +3,15 @@
 //! built (nothing of ours leaks in), a timeout, and output read continuously with head and tail
 //! kept and the middle counted, so memory stays flat whatever the command prints.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::io::Read;
-use std::os::fd::AsRawFd;
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::control::{CallControl, Progress};
+use crate::shell::contain::{self, Tree};
 use crate::shell::memory::{MemoryLimit, OutOfMemory};
 use crate::shell::sandbox::{self, Confinement};
 
@@ -189,10 +188,8 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     let started = Instant::now();
     let (mut reader, writer) = std::io::pipe()?;
     let (mut report_reader, report_writer) = std::io::pipe()?;
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(&spec.command)
-        .current_dir(&spec.cwd)
+    let mut cmd = sandbox::shell_command(&spec.confinement, &spec.command);
+    cmd.current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(if spec.stdin.is_empty() {
@@ -202,15 +199,12 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         })
         .stdout(writer.try_clone()?)
         .stderr(writer);
+    let mut tree = Tree::prepare(&mut cmd);
     // Before the sandbox's setup, whose supervisor does not return to later hooks.
     if let Some(memory) = &spec.memory {
         memory.install(&mut cmd);
     }
-    sandbox::install(
-        &mut cmd,
-        Arc::clone(&spec.confinement),
-        report_writer.as_raw_fd(),
-    );
+    sandbox::install(&mut cmd, Arc::clone(&spec.confinement), &report_writer);
     let spawned = cmd.spawn();
     // The parent's copies of the pipes' write ends must go, or EOF never comes.
     drop(cmd);
@@ -223,7 +217,7 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
             let _ = std::io::Write::write_all(&mut input, &bytes);
         });
     }
-    let pid = child.id() as libc::pid_t;
+    tree.started(child.id());
 
     let capture = Arc::new(Mutex::new(Capture::default()));
     let (drained_tx, drained_rx) = mpsc::channel::<()>();
@@ -258,10 +252,10 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         let _ = status_tx.send(child.wait());
     });
     let mut killed = 0usize;
-    let (waited, stopped) = match wait(spec, started, &status_rx, &capture) {
+    let (waited, stopped) = match wait(spec, started, &status_rx, &capture, &mut tree) {
         Waited::Ended(status) => (Some(status?), None),
         Waited::Stop(why) => {
-            let (status, swept) = stop(pid, &status_rx);
+            let (status, swept) = stop(&mut tree, &status_rx);
             killed += swept;
             (status, Some(why))
         }
@@ -272,33 +266,27 @@ pub fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         // to it costs nothing.
         Some(s) => {
             killed += s.killed as usize;
-            // SAFETY: killpg only sends a signal to the command's process group.
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
+            tree.kill_group();
         }
         // No supervisor (another system), or it did not finish: the group and its
         // descendants are found and killed here.
-        None => killed += kill_group(pid),
+        None => killed += tree.sweep(),
     }
     if let Some((_, n)) = records.command {
         killed += n as usize;
     }
     let _ = drained_rx.recv_timeout(DRAIN_GRACE);
 
-    let raw = records.status().or_else(|| waited.map(|s| s.into_raw()));
+    let raw = records.status().or_else(|| waited.map(contain::raw_status));
     let exit = if let Some(why) = stopped {
         why
     } else if records.supervisor.is_some_and(|s| s.timed_out) {
         Exit::TimedOut
     } else {
-        match raw.map(ExitStatus::from_raw) {
-            Some(s) => match (s.code(), s.signal()) {
-                (Some(code), _) => Exit::Code(code),
-                (None, Some(sig)) => Exit::Signal(sig),
-                _ => Exit::Code(-1),
-            },
-            None => Exit::Code(-1),
+        match raw.map(contain::status_parts) {
+            Some((Some(code), _)) => Exit::Code(code),
+            Some((None, Some(sig))) => Exit::Signal(sig),
+            _ => Exit::Code(-1),
         }
     };
     let (head, tail, total) = capture
@@ -346,6 +334,7 @@ fn wait(
     started: Instant,
     status_rx: &mpsc::Receiver<std::io::Result<ExitStatus>>,
     capture: &Mutex<Capture>,
+    tree: &mut Tree,
 ) -> Waited {
     let deadline = started + spec.timeout;
     let mut next_report = started + PROGRESS_EVERY;
@@ -357,6 +346,7 @@ fn wait(
         if now >= deadline {
             return Waited::Stop(Exit::TimedOut);
         }
+        tree.watch();
         match status_rx.recv_timeout(TICK.min(deadline - now)) {
             Ok(status) => return Waited::Ended(status),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -376,145 +366,25 @@ fn wait(
 
 /// The time is up: the supervisor is asked to end everything (repeatedly, in case the first
 /// signal arrives before it listens); if it has not within [`STOP_GRACE`], it is killed and its
-/// process group swept. Returns its status, if it came, and how many the sweep killed.
+/// tree swept. Returns its status, if it came, and how many the sweep killed.
 fn stop(
-    pid: libc::pid_t,
+    tree: &mut Tree,
     status_rx: &mpsc::Receiver<std::io::Result<ExitStatus>>,
 ) -> (Option<ExitStatus>, usize) {
     let deadline = Instant::now() + STOP_GRACE;
     while Instant::now() < deadline {
-        // SAFETY: kill only sends a signal to the supervisor, which is our unreaped child.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
+        tree.terminate();
         if let Ok(status) = status_rx.recv_timeout(Duration::from_millis(100)) {
             return (status.ok(), 0);
         }
     }
-    let swept = kill_group(pid);
-    // SAFETY: as above, with SIGKILL.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
-    }
+    let swept = tree.sweep();
+    tree.kill_leader();
     let status = status_rx
         .recv_timeout(Duration::from_secs(5))
         .ok()
         .and_then(Result::ok);
     (status, swept)
-}
-
-/// One process as /proc shows it.
-struct Proc {
-    ppid: libc::pid_t,
-    pgid: libc::pid_t,
-}
-
-fn processes() -> HashMap<libc::pid_t, Proc> {
-    let mut out = HashMap::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<libc::pid_t>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // Fields after the command name, which is in parentheses and may hold spaces.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // state ppid pgrp …
-        if let (Some(ppid), Some(pgid)) = (
-            fields.get(1).and_then(|f| f.parse().ok()),
-            fields.get(2).and_then(|f| f.parse().ok()),
-        ) {
-            out.insert(pid, Proc { ppid, pgid });
-        }
-    }
-    out
-}
-
-/// Kills the command's process group and every descendant of its members, and reaps the
-/// ones re-parented to us. Returns how many were killed. The supervisor is the real
-/// containment; this is the last sweep (and all there is where /proc is missing).
-fn kill_group(pid: libc::pid_t) -> usize {
-    let me = std::process::id() as libc::pid_t;
-    let mut killed: HashSet<libc::pid_t> = HashSet::new();
-    for _round in 0..20 {
-        let procs = processes();
-        let mut ours: HashSet<libc::pid_t> = procs
-            .iter()
-            .filter(|(p, info)| **p != me && **p != pid && info.pgid == pid)
-            .map(|(p, _)| *p)
-            .collect();
-        // Anything descended from one of ours is ours too.
-        loop {
-            let more: Vec<libc::pid_t> = procs
-                .iter()
-                .filter(|(p, info)| !ours.contains(p) && ours.contains(&info.ppid))
-                .map(|(p, _)| *p)
-                .collect();
-            if more.is_empty() {
-                break;
-            }
-            ours.extend(more);
-        }
-        let alive: Vec<libc::pid_t> = ours.into_iter().filter(|p| !is_zombie(*p)).collect();
-        // SAFETY: killpg and kill only send signals, to the run's group and to pids found to
-        // be part of it; one that is already gone is an error we ignore.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
-        }
-        for p in &alive {
-            unsafe {
-                libc::kill(*p, libc::SIGKILL);
-            }
-            killed.insert(*p);
-        }
-        reap(me, pid, &killed);
-        if alive.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    reap(me, pid, &killed);
-    killed.len()
-}
-
-fn is_zombie(pid: libc::pid_t) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .and_then(|(_, r)| r.split_whitespace().next().map(|st| st == "Z"))
-        })
-        .unwrap_or(true)
-}
-
-/// Reaps the killed processes that were reparented to us (we are a subreaper) — never the
-/// command itself, whose status its own waiter collects, and never a child of ours that this
-/// run did not kill.
-fn reap(me: libc::pid_t, command: libc::pid_t, killed: &HashSet<libc::pid_t>) {
-    let procs = processes();
-    for pid in killed {
-        if *pid == command {
-            continue;
-        }
-        if procs.get(pid).is_some_and(|p| p.ppid == me) {
-            let mut status = 0;
-            // SAFETY: waitpid on a specific child of ours that we killed, non-blocking.
-            unsafe {
-                libc::waitpid(*pid, &mut status, libc::WNOHANG);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod layout;
 mod messages;
 mod navigation;
 mod outcomes;
+mod platform;
 // Exchanges directories with renameat2(RENAME_EXCHANGE), which only Linux has.
 #[cfg(target_os = "linux")]
 mod races;

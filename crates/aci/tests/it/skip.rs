@@ -2,6 +2,8 @@
 //! machine (no full sandbox, not root) calls [`skip`]: under `SLMCODE_TEST_STRICT` (CI sets
 //! it) that fails the test; otherwise the skip is printed and appended to
 //! `target/tmp/skipped-tests.log`, which `scripts/test` counts and prints at the end.
+//! `SLMCODE_TEST_STRICT=portable` (CI's run of the portable fallbacks) lets through only the
+//! skips of what those fallbacks do not guarantee.
 //! Shared by both test binaries (the cli's `common` includes this file).
 
 use std::io::Write;
@@ -14,9 +16,10 @@ pub fn log_path() -> std::path::PathBuf {
 /// Records that `what` was not checked here, and why; fails instead under
 /// `SLMCODE_TEST_STRICT`.
 pub fn skip(what: &str, why: &str) {
-    let strict = std::env::var_os("SLMCODE_TEST_STRICT").is_some_and(|v| !v.is_empty());
+    let strict = std::env::var("SLMCODE_TEST_STRICT").unwrap_or_default();
+    let expected = strict == "portable" && why.contains("the portable fallbacks");
     assert!(
-        !strict,
+        strict.is_empty() || expected,
         "SLMCODE_TEST_STRICT is set, so nothing may be skipped: {what}: {why}"
     );
     let line = format!("{what}: {why}");

@@ -11,20 +11,23 @@
 //! address space that runtimes such as V8 and the JVM reserve without using), `RLIMIT_AS` on
 //! other systems. An allocation over it fails; when the command then fails with an
 //! out-of-memory message, the result says it probably ran out.
+//!
+//! A platform module (see [`crate::platform`]): cgroups are Linux's (not used with the
+//! `portable` feature), rlimits every Unix's; Windows runs no commands.
 
-use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
 mod cgroup;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
 mod cgroup {
-    //! No cgroups on this system: every limit is an rlimit.
+    //! No cgroups here: every limit is an rlimit.
     pub struct Cgroup;
     impl Cgroup {
         pub fn create(_bytes: u64) -> Option<Cgroup> {
             None
         }
+        #[cfg(unix)]
         pub fn procs_fd(&self) -> std::os::fd::RawFd {
             -1
         }
@@ -62,7 +65,7 @@ pub struct MemoryLimit {
 /// The rlimit a process gets when there is no cgroup.
 #[cfg(target_os = "linux")]
 const RLIMIT: libc::__rlimit_resource_t = libc::RLIMIT_DATA;
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(unix, not(target_os = "linux")))]
 const RLIMIT: libc::c_int = libc::RLIMIT_AS;
 
 impl MemoryLimit {
@@ -99,7 +102,9 @@ impl MemoryLimit {
     /// supervisor never returns to run later hooks; what runs there is async-signal-safe (a
     /// write to a descriptor opened here, or setrlimit). If joining the cgroup fails, the
     /// child falls back to the rlimit.
+    #[cfg(unix)]
     pub fn install(&self, cmd: &mut Command) {
+        use std::os::unix::process::CommandExt;
         let procs = self.cgroup.as_ref().map(cgroup::Cgroup::procs_fd);
         let bytes = self.bytes as libc::rlim_t;
         // SAFETY: the closure makes raw system calls only, on a descriptor that stays open in
@@ -125,6 +130,10 @@ impl MemoryLimit {
             });
         }
     }
+
+    /// No commands run on Windows.
+    #[cfg(not(unix))]
+    pub fn install(&self, _cmd: &mut Command) {}
 
     /// Whether the command went over: counted by its cgroup, or a failure whose output says
     /// memory ran out.

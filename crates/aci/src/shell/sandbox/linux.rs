@@ -214,11 +214,25 @@ pub(super) fn unconfined() -> (Processes, Option<u8>) {
     (Processes::Walk, landlock_abi())
 }
 
+/// Every Linux runs ws_shell.
+pub(super) fn unavailable() -> Option<String> {
+    None
+}
+
+/// `/bin/sh -c COMMAND`: the confinement is entered between fork and exec.
+pub(super) fn shell_command(_c: &Confinement, command: &str) -> Command {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c").arg(command);
+    cmd
+}
+
 /// Sets `cmd` up to run under `c`; `report` is the write end of the report pipe (close-on-exec,
-/// so only the supervisor and the init keep it).
-pub fn install(cmd: &mut Command, c: Arc<Confinement>, report: RawFd) {
+/// so only the supervisor and the init keep it). The process group is
+/// [`crate::shell::contain`]'s.
+pub(super) fn install(cmd: &mut Command, c: Arc<Confinement>, report: &std::io::PipeWriter) {
+    use std::os::fd::AsRawFd;
     harden_harness();
-    cmd.process_group(0);
+    let report: RawFd = report.as_raw_fd();
     // SAFETY: `start` runs in the forked child before exec and only makes async-signal-safe
     // system calls on memory prepared before the fork (see the module docs).
     unsafe {
@@ -412,8 +426,7 @@ fn try_run(c: Confinement) -> bool {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    use std::os::fd::AsRawFd;
-    install(&mut cmd, Arc::new(c), writer.as_raw_fd());
+    install(&mut cmd, Arc::new(c), &writer);
     let spawned = cmd.spawn();
     drop(cmd);
     drop(writer);

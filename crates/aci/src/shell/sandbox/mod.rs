@@ -1,8 +1,7 @@
-//! What confines a ws_shell command, and what the kernel let us do.
+//! What confines a ws_shell command, and what the operating system let us do.
 //!
 //! The policy decides on the command's text; this is what still holds when an allowed runner
-//! (`cargo test`, `npm test`) executes hostile project code. Where the kernel allows it
-//! (Linux, `linux`):
+//! (`cargo test`, `npm test`) executes hostile project code. On Linux (`linux`):
 //!
 //! - **Processes**: the command runs in a PID namespace of its own under a small init, with its
 //!   own `/proc`; when it ends, the kernel ends everything in it — whatever a descendant did to
@@ -17,25 +16,78 @@
 //! - **Secrets**: the command has no capabilities, cannot see the harness's process, and the
 //!   harness is not dumpable, so its environment (the API key) cannot be read.
 //!
+//! On macOS (`macos`) the command runs under Seatbelt (`/usr/bin/sandbox-exec`) with a profile
+//! generated for the call (`seatbelt`): the same writes, no network unless allowed, and
+//! [`crate::shell::contain`]'s process-table walk. Other Unix systems, and Linux built with the
+//! `portable` feature, get `portable`: nothing confined, and the report says so. On Windows
+//! ws_shell does not run at all ([`unavailable`]).
+//!
 //! Every weakening is named in the [`Report`], which the result and `slmcode doctor` show.
 
 use std::path::Path;
+use std::process::Command;
 
 use crate::boundary::Protected;
 use crate::config::ShellNetwork;
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
 mod linux;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
 use linux as platform;
 
-// The fallback is compiled (and its tests run) on Linux too, so it cannot rot unseen.
-#[cfg_attr(target_os = "linux", allow(dead_code))]
+#[cfg(all(target_os = "macos", not(feature = "portable")))]
+mod macos;
+#[cfg(all(target_os = "macos", not(feature = "portable")))]
+use macos as platform;
+
+// The profile is a pure function of the call, compiled and tested everywhere.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+mod seatbelt;
+
+// The fallback is compiled (and its tests run) on every Unix, so it cannot rot unseen.
+#[cfg(unix)]
+#[cfg_attr(
+    all(
+        any(target_os = "linux", target_os = "macos"),
+        not(feature = "portable")
+    ),
+    allow(dead_code)
+)]
 mod portable;
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(
+    unix,
+    any(
+        not(any(target_os = "linux", target_os = "macos")),
+        feature = "portable"
+    )
+))]
 use portable as platform;
 
-pub use platform::{install, Confinement};
+// Compiled everywhere, so its refusal is tested here.
+#[cfg_attr(unix, allow(dead_code))]
+mod unsupported;
+#[cfg(not(unix))]
+use unsupported as platform;
+
+pub use platform::Confinement;
+
+/// Why ws_shell (and the user's hooks) cannot run on this platform at all; `None` where they
+/// can. Commands are never run without a sandbox the platform could have had.
+pub fn unavailable() -> Option<String> {
+    platform::unavailable()
+}
+
+/// The command `command` is run as under `c`: `/bin/sh -c COMMAND`, inside whatever the
+/// platform starts it through.
+pub fn shell_command(c: &Confinement, command: &str) -> Command {
+    platform::shell_command(c, command)
+}
+
+/// Sets `cmd` up to run under `c`; `report` is the write end of the pipe the Linux supervisor
+/// reports on (the other platforms write nothing to it).
+pub fn install(cmd: &mut Command, c: std::sync::Arc<Confinement>, report: &std::io::PipeWriter) {
+    platform::install(cmd, c, report)
+}
 
 /// What the sandbox should do for one call.
 pub struct Plan<'a> {
@@ -60,8 +112,9 @@ pub enum Processes {
     Namespace,
     /// A supervisor that finds and kills every descendant (no PID namespace here).
     Walk,
-    /// Only the process group (no supervisor on this OS).
-    Group,
+    /// No supervisor on this OS: the process group, and the descendants found in the process
+    /// table (see [`crate::shell::contain`]).
+    Table,
 }
 
 /// How a command's writes are confined.
@@ -72,6 +125,8 @@ pub enum Writes {
     /// Landlock alone, granted entry by entry: new entries directly in the project root (or in
     /// a directory holding a git directory) cannot be created.
     Entries,
+    /// Seatbelt (macOS): the same places writable, by path.
+    Seatbelt,
     /// Not confined, and why.
     Off(String),
 }
@@ -81,6 +136,8 @@ pub enum Writes {
 pub enum Network {
     Off,
     LoopbackOnly,
+    /// A loopback of its own was asked for, but this OS has none to give: off, loopback too.
+    OffNoLoopback,
     /// TCP refused by Landlock; UDP still open (no network namespace here).
     TcpOff,
     On,
@@ -114,8 +171,8 @@ impl Report {
     pub fn note(&self) -> String {
         if let (Writes::Off(why), Network::NotIsolated(same)) = (&self.writes, &self.network) {
             if why == same {
-                let group = if self.processes == Processes::Group {
-                    "; processes are contained by their group only"
+                let group = if self.processes == Processes::Table {
+                    "; leftover processes are found in the process table"
                 } else {
                     ""
                 };
@@ -127,6 +184,7 @@ impl Report {
         let net = match &self.network {
             Network::Off => "network off",
             Network::LoopbackOnly => "network: its own loopback only",
+            Network::OffNoLoopback => "network off, loopback too",
             Network::TcpOff => "network: TCP off, UDP not isolated",
             Network::On => "network on",
             Network::NotIsolated(_) => "network NOT isolated",
@@ -146,10 +204,12 @@ impl Report {
             Processes::Namespace => {}
             Processes::Walk => out
                 .push("no PID namespace, leftover processes are found and killed by a walk".into()),
-            Processes::Group => out.push("processes are contained by their group only".into()),
+            Processes::Table => {
+                out.push("no subreaper, leftover processes are found in the process table".into())
+            }
         }
         match &self.writes {
-            Writes::Mounts => {}
+            Writes::Mounts | Writes::Seatbelt => {}
             Writes::Entries => out.push(
                 "no mount namespace, so new files cannot be created directly in the project root"
                     .into(),
@@ -159,7 +219,13 @@ impl Report {
         if let Network::NotIsolated(why) = &self.network {
             out.push(format!("network not isolated ({why})"));
         }
-        if !self.private_proc && self.processes != Processes::Group {
+        if self.network == Network::OffNoLoopback {
+            out.push(
+                "no loopback of the command's own, so a server a test starts cannot be reached"
+                    .into(),
+            );
+        }
+        if !self.private_proc && self.processes != Processes::Table {
             out.push("the command sees this machine's processes".into());
         }
         out
@@ -172,18 +238,23 @@ impl Report {
             Processes::Walk => {
                 "no PID namespace: a supervisor kills every descendant it finds after the command"
             }
-            Processes::Group => {
-                "process group only: a descendant that leaves the group can outlive the command"
+            Processes::Table => {
+                "process group and process table: the group, every descendant seen while it ran and every process carrying its environment marker are killed after it; one that leaves the group, is orphaned before it is seen and clears its environment can outlive it"
             }
         };
         let writes = match &self.writes {
             Writes::Mounts => "the project is writable, .git/ and .slmcode/ (but scratch/) are read-only mounts, nothing outside but the call's temp directory".to_string(),
             Writes::Entries => "Landlock only: the project's entries are writable but .git/ and .slmcode/; new top-level files cannot be created".to_string(),
+            Writes::Seatbelt => "Seatbelt: the project is writable but .git/ and .slmcode/ (but scratch/), nothing outside but the call's temp directory".to_string(),
             Writes::Off(why) => format!("not confined: {why}"),
         };
         let network = match &self.network {
+            Network::Off if self.writes == Writes::Seatbelt => "off (Seatbelt)".to_string(),
             Network::Off => "off (a network namespace with nothing in it)".to_string(),
             Network::LoopbackOnly => "its own loopback only (a network namespace)".to_string(),
+            Network::OffNoLoopback => {
+                "off, loopback too: shell_network: loopback asks for a loopback of the command's own, which this OS cannot give".to_string()
+            }
             Network::TcpOff => {
                 "TCP refused by Landlock; UDP is not isolated (no network namespace)".to_string()
             }
@@ -224,5 +295,44 @@ pub fn off_report(why: &str) -> Report {
         network: Network::NotIsolated(why.to_string()),
         private_proc: false,
         landlock_abi,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a macOS call's result and `slmcode doctor` say: Seatbelt's writes count as
+    /// confined, the process-table walk and a missing loopback are named as weaker.
+    #[test]
+    fn the_seatbelt_report_names_what_is_weaker() {
+        let report = Report {
+            processes: Processes::Table,
+            writes: Writes::Seatbelt,
+            network: Network::Off,
+            private_proc: false,
+            landlock_abi: None,
+        };
+        assert_eq!(
+            report.note(),
+            "[sandbox: network off; weaker here: no subreaper, leftover processes are found in the process table]"
+        );
+        assert!(
+            report.describe().contains(
+                "writes: Seatbelt: the project is writable but .git/ and .slmcode/ (but scratch/)"
+            ),
+            "{}",
+            report.describe()
+        );
+        assert!(report.describe().contains("network: off (Seatbelt)"));
+        let report = Report {
+            network: Network::OffNoLoopback,
+            ..report
+        };
+        assert_eq!(
+            report.note(),
+            "[sandbox: network off, loopback too; weaker here: no subreaper, leftover processes are found in the process table; no loopback of the command's own, so a server a test starts cannot be reached]"
+        );
+        assert!(!report.is_full());
     }
 }

@@ -1,9 +1,7 @@
-//! Systems without the Linux sandbox (macOS, the BSDs): the command runs in its own process
-//! group, which is killed after it ends or times out; writes and network are not confined, and
-//! the report says so.
+//! Systems without a sandbox of ours (the BSDs; Linux built with the `portable` feature): the
+//! command runs unconfined, contained by [`crate::shell::contain`] only, and the report says
+//! plainly that writes and network are not confined and why.
 
-use std::os::fd::RawFd;
-use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -13,8 +11,21 @@ use crate::config::ShellNetwork;
 /// Nothing to prepare here.
 pub struct Confinement;
 
+/// Why there is no sandbox: the OS has none slmcode uses, or the build chose the fallback.
+fn why() -> String {
+    if cfg!(feature = "portable") {
+        "this build uses the portable fallbacks (the `portable` feature)".to_string()
+    } else {
+        format!("slmcode has no sandbox for {} yet", std::env::consts::OS)
+    }
+}
+
+pub(super) fn unavailable() -> Option<String> {
+    None
+}
+
 pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
-    let why = "no sandbox on this operating system yet".to_string();
+    let why = why();
     let network = if plan.network == ShellNetwork::Allow {
         Network::On
     } else {
@@ -23,7 +34,7 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
     (
         Confinement,
         Report {
-            processes: Processes::Group,
+            processes: Processes::Table,
             writes: Writes::Off(why),
             network,
             private_proc: false,
@@ -37,22 +48,49 @@ pub(super) fn processes_only() -> Confinement {
 }
 
 pub(super) fn unconfined() -> (Processes, Option<u8>) {
-    (Processes::Group, None)
+    (Processes::Table, None)
 }
 
-/// The command gets a process group of its own; there is no supervisor, so the report pipe
-/// stays empty.
-pub fn install(cmd: &mut Command, _c: Arc<Confinement>, _report: RawFd) {
-    cmd.process_group(0);
+pub(super) fn shell_command(_c: &Confinement, command: &str) -> Command {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c").arg(command);
+    cmd
+}
+
+/// Only the descriptors: the report pipe stays empty.
+pub(super) fn install(cmd: &mut Command, _c: Arc<Confinement>, _report: &std::io::PipeWriter) {
+    close_inherited(cmd);
+}
+
+/// Closes, in the child, every descriptor above stderr that would survive the exec (one not
+/// marked close-on-exec: a leak of the harness's or of whoever started it), as the Linux
+/// supervisor does; descriptors marked close-on-exec go at the exec anyway.
+pub(super) fn close_inherited(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: sysconf reads a system value and has no preconditions.
+    let open_max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
+    let last = libc::c_int::try_from(open_max.clamp(256, 65_536)).unwrap_or(65_536);
+    // SAFETY: the closure makes only fcntl and close calls, which are async-signal-safe, on
+    // descriptor numbers; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            for fd in 3..last {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                    libc::close(fd);
+                }
+            }
+            Ok(())
+        });
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Read;
 
     #[test]
-    fn the_report_says_nothing_is_confined() {
+    fn the_report_says_nothing_is_confined_and_why() {
         let dir = tempfile::tempdir().unwrap();
         let jail = crate::path::Jail::open(dir.path()).unwrap();
         let protected = crate::boundary::Protected::discover(&jail);
@@ -65,33 +103,16 @@ mod tests {
             namespaces: true,
         });
         assert!(!report.is_full());
-        assert_eq!(report.processes, Processes::Group);
+        assert_eq!(report.processes, Processes::Table);
         let note = report.note();
         assert!(
             note.contains("writes and network are not confined"),
             "{note}"
         );
+        assert!(note.contains(&why()), "{note}");
         assert!(
-            note.contains("processes are contained by their group only"),
+            note.contains("leftover processes are found in the process table"),
             "{note}"
         );
-    }
-
-    #[test]
-    fn the_command_gets_a_process_group_of_its_own() {
-        let mut cmd = Command::new("/bin/sh");
-        cmd.args(["-c", "ps -o pgid= -p $$"])
-            .stdout(std::process::Stdio::piped());
-        install(&mut cmd, Arc::new(Confinement), -1);
-        let mut child = cmd.spawn().unwrap();
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        child.wait().unwrap();
-        assert_eq!(out.trim(), child.id().to_string());
     }
 }

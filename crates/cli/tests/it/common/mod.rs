@@ -275,3 +275,21 @@ pub fn alive(marker: &str) -> bool {
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
         .any(|c| String::from_utf8_lossy(&c).contains(marker))
 }
+
+/// Whether this build has Linux's own sandbox and containment (not the portable fallbacks of
+/// the `portable` feature, which CI tests too); where not, a check of what only Linux
+/// guarantees is a counted skip, and false.
+pub fn native(what: &str) -> bool {
+    use slmcode_aci::platform::Platform;
+    if Platform::current() == Platform::Linux {
+        return true;
+    }
+    skip(
+        what,
+        &format!(
+            "not guaranteed by this build: {}",
+            Platform::current().describe()
+        ),
+    );
+    false
+}

@@ -20,8 +20,16 @@ fn shared_memory_works_and_stays_private() {
          \x20   print('lock ok')\n",
         &[],
     );
-    if require_full_sandbox(&text) {
+    let portable =
+        slmcode_aci::platform::Platform::current() != slmcode_aci::platform::Platform::Linux;
+    let full = !portable && require_full_sandbox(&text);
+    if portable || full {
         assert!(text.contains("[1, 2]\nlock ok"), "{text}");
+    }
+    if portable {
+        // Unconfined: the marker went to the machine's /dev/shm, and is removed.
+        let _ = std::fs::remove_file("/dev/shm/slmcode-test-marker");
+    } else if full {
         // Written inside, absent outside.
         assert!(!std::path::Path::new("/dev/shm/slmcode-test-marker").exists());
     }
@@ -50,6 +58,8 @@ fn caches_persist_in_a_directory_of_the_projects_own() {
          \x20   print('DENIED')\n",
     );
     let command = format!("python3 cache.py {base}");
+    // The user's own cache is out of reach only where writes are confined.
+    let confined = common::native("the user's cache read-only to commands");
     for n in 1..=2 {
         let (text, err) = p.tool_env(
             "ws_shell",
@@ -61,9 +71,9 @@ fn caches_persist_in_a_directory_of_the_projects_own() {
         );
         assert!(!err, "{text}");
         assert!(text.contains(&format!("count {n}\n")), "{text}");
-        assert!(text.contains("DENIED"), "{text}");
+        assert!(!confined || text.contains("DENIED"), "{text}");
     }
-    assert!(!user_cache.path().join("go-build").exists());
+    assert!(!confined || !user_cache.path().join("go-build").exists());
     assert!(user_cache.path().join("slmcode/sandbox").is_dir());
 }
 
