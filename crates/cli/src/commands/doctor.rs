@@ -1,5 +1,5 @@
-//! `slmcode doctor`: checks the endpoint, the model, git, the sandbox and the grammars, and
-//! says what to fix.
+//! `slmcode doctor`: checks the endpoint, the model, git, the platform, the sandbox and the
+//! grammars, and says what to fix.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -147,6 +147,21 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
                 .into(),
         },
     });
+    // The platform: which implementation of the sandbox and containment, and what it lacks.
+    let platform = slmcode_aci::platform::Platform::current();
+    checks.push(Check {
+        ok: true,
+        essential: false,
+        text: format!("platform: {}", platform.describe()),
+    });
+    let missing = platform.missing();
+    if !missing.is_empty() {
+        checks.push(Check {
+            ok: false,
+            essential: false,
+            text: format!("missing on this platform: {}", missing.join("; ")),
+        });
+    }
     // The sandbox, through the real ws_shell in a scratch workspace.
     checks.push(sandbox_check(&ws.config));
     // The grammars, each parsing a small valid file.

@@ -193,6 +193,32 @@ fn doctor_says_what_to_fix() {
         text.contains("tree-sitter grammars load and parse"),
         "{text}"
     );
+    // The platform: which sandbox and containment this build has, and what it lacks.
+    match slmcode_aci::platform::Platform::current() {
+        slmcode_aci::platform::Platform::Linux => {
+            assert!(
+                text.contains("ok    platform: linux x86_64: the Linux sandbox and containment\n")
+                    || text.contains(
+                        "ok    platform: linux aarch64: the Linux sandbox and containment\n"
+                    ),
+                "{text}"
+            );
+            assert!(!text.contains("missing on this platform"), "{text}");
+        }
+        _ => {
+            assert!(
+                text.contains("platform: linux")
+                    && text.contains("the portable fallbacks (built with the `portable` feature)"),
+                "{text}"
+            );
+            assert!(
+                text.contains(
+                    "warn  missing on this platform: a sandbox: commands may write anywhere"
+                ),
+                "{text}"
+            );
+        }
+    }
     // The sandbox line says what a command gets, network included.
     assert!(
         text.contains("ws_shell sandbox (sandbox: auto, shell_network: deny): processes: "),
