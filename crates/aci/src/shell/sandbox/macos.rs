@@ -34,20 +34,13 @@ fn real(path: &Path) -> PathBuf {
 
 pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
     if !Path::new(SANDBOX_EXEC).is_file() {
-        let why = format!("{SANDBOX_EXEC} is missing");
         return (
             Confinement { args: None },
-            Report {
-                processes: Processes::Table,
-                writes: Writes::Off(why.clone()),
-                network: if plan.network == ShellNetwork::Allow {
-                    Network::On
-                } else {
-                    Network::NotIsolated(why)
-                },
-                private_proc: false,
-                landlock_abi: None,
-            },
+            Report::off(
+                Processes::Table,
+                format!("{SANDBOX_EXEC} is missing"),
+                plan.network,
+            ),
         );
     }
     let root = real(plan.root);

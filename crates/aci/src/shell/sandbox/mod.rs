@@ -158,6 +158,22 @@ pub struct Report {
 }
 
 impl Report {
+    /// Nothing confined, for `why`; processes contained as `processes` says. The network is
+    /// on only where the user allowed it.
+    fn off(processes: Processes, why: String, network: ShellNetwork) -> Report {
+        Report {
+            processes,
+            network: if network == ShellNetwork::Allow {
+                Network::On
+            } else {
+                Network::NotIsolated(why.clone())
+            },
+            writes: Writes::Off(why),
+            private_proc: false,
+            landlock_abi: None,
+        }
+    }
+
     /// True when everything the sandbox can do was done.
     pub fn is_full(&self) -> bool {
         self.processes == Processes::Namespace

@@ -5,8 +5,7 @@
 use std::process::Command;
 use std::sync::Arc;
 
-use super::{Network, Plan, Processes, Report, Writes};
-use crate::config::ShellNetwork;
+use super::{Plan, Processes, Report};
 
 /// Nothing to prepare here.
 pub struct Confinement;
@@ -25,21 +24,9 @@ pub(super) fn unavailable() -> Option<String> {
 }
 
 pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
-    let why = why();
-    let network = if plan.network == ShellNetwork::Allow {
-        Network::On
-    } else {
-        Network::NotIsolated(why.clone())
-    };
     (
         Confinement,
-        Report {
-            processes: Processes::Table,
-            writes: Writes::Off(why),
-            network,
-            private_proc: false,
-            landlock_abi: None,
-        },
+        Report::off(Processes::Table, why(), plan.network),
     )
 }
 
@@ -88,6 +75,7 @@ pub(super) fn close_inherited(cmd: &mut Command) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ShellNetwork;
 
     #[test]
     fn the_report_says_nothing_is_confined_and_why() {

@@ -4,7 +4,8 @@
 use std::process::Command;
 use std::sync::Arc;
 
-use super::{Network, Plan, Processes, Report, Writes};
+use super::{Plan, Processes, Report};
+use crate::config::ShellNetwork;
 
 /// Nothing: commands do not run here.
 pub struct Confinement;
@@ -25,13 +26,7 @@ pub(super) fn prepare(_plan: &Plan) -> (Confinement, Report) {
     let why = unavailable().unwrap_or_default();
     (
         Confinement,
-        Report {
-            processes: Processes::Table,
-            writes: Writes::Off(why.clone()),
-            network: Network::NotIsolated(why),
-            private_proc: false,
-            landlock_abi: None,
-        },
+        Report::off(Processes::Table, why, ShellNetwork::Deny),
     )
 }
 
