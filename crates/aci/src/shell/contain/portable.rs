@@ -138,14 +138,16 @@ impl Tree {
 
 impl Tree {
     /// The live processes that are the command's: in its group, seen before and still the same
-    /// process, or carrying its marker, and everything descended from those or from the leader.
+    /// process (the leader too), or carrying its marker, and everything descended from those.
     fn find(&self, system: &mut System, me: u32) -> Vec<u32> {
         system.refresh_processes_specifics(
             ProcessesToUpdate::All,
             true,
             ProcessRefreshKind::nothing().with_environ(UpdateKind::Always),
         );
-        let mut roots: HashSet<u32> = HashSet::from([self.pid]);
+        // The leader counts only while it is the process seen (the watch records it with its
+        // start time): once reaped, its pid may be another process's.
+        let mut roots: HashSet<u32> = HashSet::new();
         for (pid, p) in system.processes() {
             let pid = pid.as_u32();
             let same = self.seen.get(&pid) == Some(&p.start_time());
