@@ -155,7 +155,8 @@ mod imp {
     }
 
     /// The identity of what `meta` describes: known only for metadata read from a handle
-    /// (`File::metadata`, `Dir::dir_metadata`), which is how every caller reads it.
+    /// (`File::metadata`, `Dir::dir_metadata`), which is how every caller reads it. cap-fs-ext
+    /// panics for metadata read by path; that panic is caught here and becomes `None`.
     pub fn id(meta: &cap_std::fs::Metadata) -> Option<FileId> {
         std::panic::catch_unwind(|| (meta.dev(), meta.ino())).ok()
     }
@@ -171,7 +172,8 @@ mod imp {
         None
     }
 
-    /// How many names the file at `path` has, through a handle.
+    /// How many names the file at `path` has, through a handle (cap-fs-ext's panic without
+    /// one is caught, as in [`id`]).
     pub fn links_of_path(path: &Path) -> Option<u64> {
         let meta = handle_metadata(path).ok()?;
         std::panic::catch_unwind(|| meta.nlink()).ok()
