@@ -57,8 +57,7 @@
 # and LITELLM_LOCAL_MODEL_COST_MAP=True keeps litellm from fetching its model list.
 set -euo pipefail
 
-die() { echo "bench: error: $*" >&2; exit 1; }
-say() { echo "==> $*" >&2; }
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 # Single-quotes one word for hyperfine's --shell=none command splitting (POSIX rules).
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 
@@ -104,18 +103,7 @@ need_install=()
 command -v rg >/dev/null || need_install+=(ripgrep)
 command -v hyperfine >/dev/null || need_install+=(hyperfine)
 command -v timeout >/dev/null || need_install+=(coreutils)
-if ((${#need_install[@]})); then
-    command -v apt-get >/dev/null || die "missing ${need_install[*]} and no apt-get to install them"
-    SUDO=()
-    if ((EUID != 0)); then
-        command -v sudo >/dev/null || die "missing ${need_install[*]}; run as root or install them yourself"
-        SUDO=(sudo)
-    fi
-    say "installing ${need_install[*]}"
-    "${SUDO[@]}" apt-get update -qq || die "apt-get update failed"
-    DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${need_install[@]}" >/dev/null \
-        || die "apt-get install ${need_install[*]} failed"
-fi
+apt_install ${need_install[@]+"${need_install[@]}"}
 RG=$(command -v rg) || die "rg not found after install"
 command -v hyperfine >/dev/null || die "hyperfine not found after install"
 command -v cargo >/dev/null || die "cargo not found"

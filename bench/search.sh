@@ -13,8 +13,7 @@
 #   CARGO_HOME       where the registry sources are (default ~/.cargo)
 set -euo pipefail
 
-die() { echo "bench: error: $*" >&2; exit 1; }
-say() { echo "==> $*" >&2; }
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 # Single-quotes one word for hyperfine's --shell=none command splitting (POSIX rules).
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 
@@ -47,18 +46,7 @@ command -v rg >/dev/null || need_install+=(ripgrep)
 command -v fdfind >/dev/null || command -v fd >/dev/null || need_install+=(fd-find)
 command -v hyperfine >/dev/null || need_install+=(hyperfine)
 command -v git >/dev/null || need_install+=(git)
-if ((${#need_install[@]})); then
-    command -v apt-get >/dev/null || die "missing ${need_install[*]} and no apt-get to install them"
-    SUDO=()
-    if ((EUID != 0)); then
-        command -v sudo >/dev/null || die "missing ${need_install[*]}; run as root or install them yourself"
-        SUDO=(sudo)
-    fi
-    say "installing ${need_install[*]}"
-    "${SUDO[@]}" apt-get update -qq || die "apt-get update failed"
-    DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${need_install[@]}" >/dev/null \
-        || die "apt-get install ${need_install[*]} failed"
-fi
+apt_install ${need_install[@]+"${need_install[@]}"}
 FD=$(command -v fdfind || command -v fd) || die "fd not found after install"
 RG=$(command -v rg) || die "rg not found after install"
 command -v python3 >/dev/null || die "python3 is needed to read hyperfine's JSON"

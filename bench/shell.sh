@@ -11,8 +11,7 @@
 #   BENCH_KEEP=1     keep the temp dir (hyperfine JSON) instead of deleting it
 set -euo pipefail
 
-die() { echo "bench: error: $*" >&2; exit 1; }
-say() { echo "==> $*" >&2; }
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 
 SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd -- "$SCRIPT_DIR/.." && pwd)
@@ -30,14 +29,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if ! command -v hyperfine >/dev/null; then
-    command -v apt-get >/dev/null || die "hyperfine is missing and there is no apt-get"
-    say "installing hyperfine"
-    SUDO=()
-    ((EUID == 0)) || SUDO=(sudo)
-    "${SUDO[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq hyperfine >/dev/null \
-        || die "apt-get install hyperfine failed"
-fi
+command -v hyperfine >/dev/null || apt_install hyperfine
 command -v unshare >/dev/null || die "unshare (util-linux) is missing"
 
 say "building slmcode (release)"
