@@ -301,7 +301,9 @@ fn linked_files(root: &Path, entries: &[Entry]) -> Vec<RelPath> {
     let mut check = |path: PathBuf| {
         if let Ok(meta) = std::fs::symlink_metadata(&path) {
             // Where the count cannot be learned, the file counts as linked.
-            if meta.is_file() && crate::platform::fs::links_of_path(&path).is_none_or(|n| n > 1) {
+            if meta.is_file()
+                && crate::platform::fs::links_of_path(&path, &meta).is_none_or(|n| n > 1)
+            {
                 if let Some(rel) = path.strip_prefix(root).ok().and_then(RelPath::from_walk) {
                     out.push(rel);
                 }
@@ -360,7 +362,7 @@ fn entry(root: &Path, path: &Path, boundary: Boundary) -> Option<Entry> {
         path: rel,
         boundary,
         is_dir: meta.is_dir(),
-        id: crate::platform::fs::id_of_path(&real).ok()?,
+        id: crate::platform::fs::id_of_path(&real, &meta).ok()?,
         exists: true,
     })
 }

@@ -32,10 +32,10 @@ mod imp {
         Some((meta.dev(), meta.ino()))
     }
 
-    /// The identity of what `path` names, symlinks followed.
-    pub fn id_of_path(path: &Path) -> io::Result<FileId> {
-        let m = std::fs::metadata(path)?;
-        Ok((std::os::unix::fs::MetadataExt::dev(&m), m.ino()))
+    /// The identity of what `path` names, whose metadata the caller has read already (here
+    /// it holds the identity; no further I/O).
+    pub fn id_of_path(_path: &Path, meta: &std::fs::Metadata) -> io::Result<FileId> {
+        Ok((std::os::unix::fs::MetadataExt::dev(meta), meta.ino()))
     }
 
     /// How many names the file has; `None` where it cannot be known.
@@ -43,9 +43,10 @@ mod imp {
         Some(meta.nlink())
     }
 
-    /// How many names the file at `path` (a symlink not followed) has.
-    pub fn links_of_path(path: &Path) -> Option<u64> {
-        std::fs::symlink_metadata(path).ok().map(|m| m.nlink())
+    /// How many names the file at `path` has, whose metadata the caller has read already (here
+    /// it holds the count; no further I/O).
+    pub fn links_of_path(_path: &Path, meta: &std::fs::Metadata) -> Option<u64> {
+        Some(meta.nlink())
     }
 
     /// The permission bits (`0o7777`), kept across a rewrite and in checkpoints.
@@ -161,8 +162,8 @@ mod imp {
         std::panic::catch_unwind(|| (meta.dev(), meta.ino())).ok()
     }
 
-    /// The identity of what `path` names, through a handle.
-    pub fn id_of_path(path: &Path) -> io::Result<FileId> {
+    /// The identity of what `path` names, through a handle (std's metadata lacks it).
+    pub fn id_of_path(path: &Path, _meta: &std::fs::Metadata) -> io::Result<FileId> {
         let meta = handle_metadata(path)?;
         id(&meta).ok_or_else(|| io::Error::other("no file identity"))
     }
@@ -174,7 +175,7 @@ mod imp {
 
     /// How many names the file at `path` has, through a handle (cap-fs-ext's panic without
     /// one is caught, as in [`id`]).
-    pub fn links_of_path(path: &Path) -> Option<u64> {
+    pub fn links_of_path(path: &Path, _meta: &std::fs::Metadata) -> Option<u64> {
         let meta = handle_metadata(path).ok()?;
         std::panic::catch_unwind(|| meta.nlink()).ok()
     }
@@ -280,8 +281,9 @@ mod tests {
         root.create_dir("d").unwrap();
         let sub = root.open_dir("d").unwrap();
         let by_handle = id(&sub.dir_metadata().unwrap()).unwrap();
-        assert_eq!(id_of_path(&dir.path().join("d")).unwrap(), by_handle);
-        assert_ne!(id_of_path(dir.path()).unwrap(), by_handle);
+        let of = |p: &Path| id_of_path(p, &std::fs::metadata(p).unwrap()).unwrap();
+        assert_eq!(of(&dir.path().join("d")), by_handle);
+        assert_ne!(of(dir.path()), by_handle);
     }
 
     #[test]
