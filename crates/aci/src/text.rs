@@ -3,9 +3,13 @@
 //! Matching happens on a *view*: UTF-8, no BOM, `\r\n` read as `\n`, because a model never
 //! reproduces those reliably. Splicing maps view positions back to the original bytes, so every
 //! byte outside a replaced span stays as it was — the BOM, each line's own ending, the final
-//! newline or its absence — and replacement text takes the file's dominant line ending.
+//! newline or its absence — and inside a span each line keeps its ending too: a line kept or
+//! changed ends as the line it stands for did, an added line as the line above it, so a file
+//! that mixes CRLF and LF keeps its mix line by line.
 
 use std::ops::Range;
+
+use crate::matching::origins;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -73,6 +77,17 @@ impl Text {
         self.crlf
     }
 
+    /// True when any line ends in `\r\n` (all of them, or a mix with `\n`).
+    pub fn has_crlf(&self) -> bool {
+        !self.cr_at.is_empty()
+    }
+
+    /// The whole view as one range: a rewrite of the file spliced over it keeps each line's
+    /// ending and the BOM as [`Text::splice`] does.
+    pub fn whole(&self) -> Range<usize> {
+        0..self.view.len()
+    }
+
     /// True when the file starts with a UTF-8 byte-order mark.
     pub fn has_bom(&self) -> bool {
         self.bom
@@ -91,8 +106,8 @@ impl Text {
     }
 
     /// Replaces view ranges (sorted, non-overlapping) with LF text, returning the new file
-    /// bytes. Only the bytes of the replaced spans change; the replacement's newlines follow
-    /// the file's dominant ending.
+    /// bytes. Only the bytes of the replaced spans change, and each line of a replacement ends
+    /// as the line it stands for (see [`Text::endings`]).
     pub fn splice(&self, edits: &[(Range<usize>, String)]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.original.len());
         let mut at = 0usize;
@@ -100,20 +115,66 @@ impl Text {
             let start = self.orig(range.start);
             let end = self.orig(range.end);
             out.extend_from_slice(&self.original[at..start]);
-            out.extend_from_slice(self.encode(replacement).as_bytes());
+            let replacement = replacement.replace("\r\n", "\n");
+            let endings = self.endings(range, &replacement);
+            for (i, piece) in replacement.split('\n').enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(if endings[i - 1] { b"\r\n" } else { b"\n" });
+                }
+                out.extend_from_slice(piece.as_bytes());
+            }
             at = end;
         }
         out.extend_from_slice(&self.original[at..]);
         out
     }
 
-    /// LF text in the file's line-ending convention.
-    pub fn encode(&self, lf_text: &str) -> String {
-        if self.crlf {
-            lf_text.replace("\r\n", "\n").replace('\n', "\r\n")
-        } else {
-            lf_text.to_string()
+    /// Whether each line break of `replacement` (LF text for the view range `range`) is
+    /// written `\r\n`. A file with one kind of ending gets that kind throughout. In a mixed
+    /// file a line kept or changed ends as the line it stands for ([`origins`]: a line diff of
+    /// the span against the replacement); an added line ends as the line above it (the one
+    /// before the span, at the span's start), or, at the top of the file, as the line below.
+    fn endings(&self, range: &Range<usize>, replacement: &str) -> Vec<bool> {
+        let breaks = memchr::memchr_iter(b'\n', replacement.as_bytes()).count();
+        let total = memchr::memchr_iter(b'\n', self.view.as_bytes()).count();
+        if self.cr_at.is_empty() || self.cr_at.len() == total {
+            return vec![!self.cr_at.is_empty(); breaks];
         }
+        let is_cr = |view_nl: usize| self.cr_at.binary_search(&view_nl).is_ok();
+        let (Some(old), Some(before), Some(after)) = (
+            self.view.get(range.clone()),
+            self.view.get(..range.start),
+            self.view.get(range.end..),
+        ) else {
+            return vec![self.crlf; breaks];
+        };
+        // The ending of each old piece's line: inside the span its own break, for the last
+        // piece the break that ends its line after the span (none at the end of the file).
+        let mut old_ends: Vec<Option<bool>> = memchr::memchr_iter(b'\n', old.as_bytes())
+            .map(|i| Some(is_cr(range.start + i)))
+            .collect();
+        old_ends.push(memchr::memchr(b'\n', after.as_bytes()).map(|i| is_cr(range.end + i)));
+        let old_pieces: Vec<&str> = old.split('\n').collect();
+        let new_pieces: Vec<&str> = replacement.split('\n').collect();
+        let origin = origins(&old_pieces, &new_pieces);
+        let mut own: Vec<Option<bool>> = (0..breaks)
+            .map(|j| origin[j].old().and_then(|i| old_ends[i]))
+            .collect();
+        // Added lines: the line above, else the line below, else the file's usual ending.
+        let above = memchr::memrchr(b'\n', before.as_bytes()).map(is_cr);
+        let below = own
+            .iter()
+            .flatten()
+            .next()
+            .copied()
+            .or(old_ends[old_ends.len() - 1]);
+        let mut prev = above;
+        for end in &mut own {
+            let e = end.or(prev).or(below).unwrap_or(self.crlf);
+            *end = Some(e);
+            prev = Some(e);
+        }
+        own.into_iter().map(|e| e.unwrap_or(self.crlf)).collect()
     }
 }
 
@@ -163,6 +224,32 @@ mod tests {
     fn mixed_endings_outside_the_span_are_untouched() {
         // Mostly LF: a lone CRLF line elsewhere keeps its CRLF; the replacement gets LF.
         assert_eq!(splice(b"a\r\nb\nc\nd\n", "c\n", "C\n"), b"a\r\nb\nC\nd\n");
+    }
+
+    #[test]
+    fn a_mixed_file_keeps_each_lines_ending_inside_the_span() {
+        // Two CRLF and two LF lines: neither kind is the file's, so no line takes the other's.
+        let file = b"a = 1\r\nb = 2\nc = 3\r\nd = 4\n";
+        // Changed lines end as the lines they replace.
+        assert_eq!(
+            splice(file, "b = 2\nc = 3\n", "b = 20\nc = 30\n"),
+            b"a = 1\r\nb = 20\nc = 30\r\nd = 4\n"
+        );
+        // Kept lines keep their bytes; added lines end as the line above them.
+        assert_eq!(
+            splice(file, "b = 2\nc = 3\n", "b = 2\nb2 = 5\nc = 3\nc2 = 6\n"),
+            b"a = 1\r\nb = 2\nb2 = 5\nc = 3\r\nc2 = 6\r\nd = 4\n"
+        );
+        // A span inside one line keeps that line's ending for the line it becomes.
+        assert_eq!(
+            splice(file, "c = 3", "c = 3\nc2 = 6"),
+            b"a = 1\r\nb = 2\nc = 3\r\nc2 = 6\r\nd = 4\n"
+        );
+        // Lines added at the top take the ending of the line below.
+        assert_eq!(
+            splice(b"a\r\nb\nc\n", "a\n", "x\ny\na\n"),
+            b"x\r\ny\r\na\r\nb\nc\n"
+        );
     }
 
     #[test]

@@ -1,7 +1,64 @@
-//! Literal `\n` escapes in a one-line old_str: a model that escaped its line breaks (or its
-//! quotes) meant real ones, but a file may hold the two characters `\n` itself — in a string,
-//! a regex, a char literal. The readings of what the model meant live here, apart from the
-//! ladder, because telling those two apart is its own careful problem.
+//! Backslash escapes in old_str: a model that escaped its line breaks (or its quotes) meant real
+//! ones, but a file may hold the two characters `\n` itself — in a string, a regex, a char
+//! literal. The readings of what the model meant live here, apart from the ladder, because
+//! telling those two apart is its own careful problem.
+//!
+//! Whatever reading makes old_str land is applied to new_str too, the same way: the channel
+//! that escaped one escaped the other, and a new_str decoded by half would write backslashes
+//! the model never meant into the file.
+
+/// One reading of old_str's and new_str's escapes: both texts decoded alike.
+pub(super) struct Reading {
+    pub(super) old: String,
+    pub(super) new: String,
+    /// The reading is the file's own (every escape decided by what the file has there), so
+    /// only an exact match of it counts.
+    pub(super) exact_only: bool,
+}
+
+/// The readings worth trying for `old`, most faithful first; none when old has no escape the
+/// ladder could not already have matched.
+pub(super) fn readings(view: &str, old: &str, new: &str) -> Vec<Reading> {
+    let mut out = Vec::new();
+    let escaped_breaks = !old.contains('\n') && old.contains("\\n");
+    let escaped_quotes = old.contains("\\\"") || old.contains("\\'");
+    if escaped_breaks {
+        if let Some((old, new)) = decode_by_file(view, old, new) {
+            out.push(Reading {
+                old,
+                new,
+                exact_only: true,
+            });
+        }
+    }
+    let mut decodings: Vec<fn(&str) -> String> = Vec::new();
+    if escaped_breaks {
+        decodings.extend([
+            unescape_newlines_outside_strings as fn(&str) -> String,
+            unescape_newlines,
+        ]);
+    }
+    if escaped_breaks || escaped_quotes {
+        // With a real line break on either side the channel did not escape line breaks:
+        // only quotes and backslashes are the channel's, and `\n` stays the file's.
+        decodings.push(if old.contains('\n') || new.contains('\n') {
+            unescape_quotes
+        } else {
+            unescape
+        });
+    }
+    for decode in decodings {
+        let decoded = decode(old);
+        if decoded != old {
+            out.push(Reading {
+                old: decoded,
+                new: decode(new),
+                exact_only: false,
+            });
+        }
+    }
+    out
+}
 
 /// Reads a one-line old_str's `\n` escapes the way the file has them: each is either a line
 /// break the model escaped or the file's own two characters `\n` (in a string, a regex, a
@@ -99,12 +156,7 @@ pub(super) fn decode_by_file(view: &str, old: &str, new: &str) -> Option<(String
             }
         })
         .collect();
-    let new_decoded = if new.contains('\n') {
-        new.to_string()
-    } else {
-        decode(&new_parts, &new_breaks)
-    };
-    Some((old_decoded, new_decoded))
+    Some((old_decoded, decode(&new_parts, &new_breaks)))
 }
 
 /// The escaped line breaks of a one-line text that stand outside string literals: the file's
@@ -175,6 +227,28 @@ fn lifetime(prev: char, mut rest: impl Iterator<Item = char>) -> bool {
 /// Only the escaped line breaks (`\n`, `\r\n`) of a one-line text.
 pub(super) fn unescape_newlines(s: &str) -> String {
     s.replace("\\r\\n", "\n").replace("\\n", "\n")
+}
+
+/// Only the quotes and backslashes of a text unescaped (`\"`, `\'`, `\\`): every other
+/// escape, `\n` among them, stays as written.
+pub(super) fn unescape_quotes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some(q @ ('"' | '\'' | '\\')) => out.push(q),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// `\n`, `\t`, `\"`, `\'` and `\\` unescaped.

@@ -2,7 +2,7 @@
 //! kept as the file has it, removed lines gone, added lines where the hunk puts them — rather
 //! than from a diff of its two sides, which can pair lines the hunk never meant to pair.
 
-use super::indent::{cols, indent_unit, leading_ws, render_indent};
+use super::indent::{self, cols, indent_unit, leading_ws, render_indent};
 use super::reindent::{blank_line, Tidy};
 use super::{split_lines, Lines, Replacement, Rung};
 
@@ -65,7 +65,7 @@ pub fn rebuild_hunk(
         if blank_line(line) {
             return String::new();
         }
-        let body = tidy.apply(line.trim_start_matches([' ', '\t']));
+        let body = tidy.apply(indent::body(line));
         match map.and_then(|m| m.apply(cols(line))) {
             Some(target) => format!("{}{body}", render_indent(target, file_indent)),
             None => format!("{}{body}", leading_ws(line)),

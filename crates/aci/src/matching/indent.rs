@@ -44,16 +44,34 @@ pub fn indent_unit(lines: &Lines) -> Indent {
     Indent::Spaces(if steps[best] == 0 { 4 } else { best })
 }
 
-/// Indentation width in columns (a tab counts four).
+/// Indentation width in columns (a tab counts four). A model's channel may have turned its
+/// spaces into non-breaking ones, or put a byte-order mark before the first line: those are
+/// indentation as it was meant (a space is a column, a zero-width mark none), so a line is
+/// as deep as it looks.
 pub(super) fn cols(line: &str) -> usize {
-    line.chars()
-        .take_while(|c| *c == ' ' || *c == '\t')
-        .map(|c| if c == '\t' { TAB_COLS } else { 1 })
-        .sum()
+    line.chars().map_while(indent_cols).sum()
 }
 
+/// The columns an indentation character stands for, `None` for anything else.
+fn indent_cols(c: char) -> Option<usize> {
+    match c {
+        '\t' => Some(TAB_COLS),
+        ' ' | '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
+            Some(1)
+        }
+        '\u{200B}' | '\u{2060}' | '\u{FEFF}' => Some(0),
+        _ => None,
+    }
+}
+
+/// The line's leading indentation, as [`cols`] measures it.
 pub(super) fn leading_ws(line: &str) -> &str {
-    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+    &line[..line.len() - body(line).len()]
+}
+
+/// The line without its leading indentation.
+pub(super) fn body(line: &str) -> &str {
+    line.trim_start_matches(|c| indent_cols(c).is_some())
 }
 
 /// The indentation step old/new were written with: the smallest positive difference between

@@ -11,12 +11,12 @@
 //! 4. blank-line-insensitive
 //! 5. anchored on first and last line, bounded (see `rungs::anchored`)
 //! 6. unicode punctuation normalized (beyond the spec)
-//! 7. literal `\n` escapes unescaped (beyond the spec)
+//! 7. backslash escapes (`\n`, `\"`) unescaped, in old and new alike (beyond the spec)
 //!
 //! Uniqueness is judged on positions (start lines), never on matched text.
 //!
 //! The files, one concept each: `rungs` finds the candidates of each rung, `escapes`
-//! decodes the backslash escapes of a one-line old_str, `reindent` turns a fuzzy match into
+//! reads the backslash escapes of old_str and new_str alike, `reindent` turns a fuzzy match into
 //! the text to put there, `hunk` does the same from a unified hunk's own line account,
 //! `indent` measures and writes indentation, `gutter` spots a pasted ws_read gutter and
 //! `closest` finds the region a missed old_str was most like.
@@ -27,6 +27,7 @@ mod gutter;
 mod hunk;
 mod indent;
 mod merge;
+mod origin;
 mod reindent;
 mod rungs;
 
@@ -34,10 +35,10 @@ pub use closest::{closest, Closest};
 pub use gutter::{gutter, gutter_is_pasted, Gutter};
 pub use hunk::{rebuild_hunk, HunkLine};
 pub use indent::{indent_unit, Indent};
+pub use origin::{origins, Origin};
 
 use std::ops::Range;
 
-use escapes::{decode_by_file, unescape, unescape_newlines, unescape_newlines_outside_strings};
 use reindent::replacement;
 use rungs::{anchored, by_lines, exact, trim_both, trim_end, unicode_normalized};
 /// A rung of the ladder.
@@ -110,11 +111,11 @@ impl Rung {
     pub fn note(self) -> Option<&'static str> {
         match self {
             Rung::Exact => None,
-            Rung::TrailingWhitespace => Some("[matched ignoring trailing whitespace — your old_str had different line endings]"),
+            Rung::TrailingWhitespace => Some("[matched ignoring trailing whitespace — your old_str's lines ended in other blanks (spaces, tabs, \\r) than the file's]"),
             Rung::Indentation => Some("[matched after normalizing indentation — your old_str was indented differently]"),
             Rung::BlankLines => Some("[matched ignoring blank lines — your old_str had different blank-line spacing]"),
             Rung::Anchored => Some("[matched on first+last line anchors — the middle of your old_str did not match exactly; verify the result with ws_read]"),
-            Rung::Unicode => Some("[matched after normalizing unicode punctuation — your old_str had smart quotes, dashes or non-breaking spaces where the file has others]"),
+            Rung::Unicode => Some("[matched after normalizing unicode punctuation — your old_str had smart quotes, dashes, unusual spaces, zero-width or full-width characters where the file has plain ones]"),
             Rung::Escapes => Some("[matched after unescaping \\n and \\\" in old_str — send real line breaks and quotes, not backslash escapes]"),
         }
     }
@@ -214,74 +215,48 @@ impl<'a> Lines<'a> {
 
 /// Runs the ladder over `view`.
 pub fn run(view: &str, q: &Query) -> Ladder {
+    // Blank text matches everywhere, so it says nowhere.
+    if q.old.trim().is_empty() {
+        return Ladder::NotFound;
+    }
     let lines = Lines::new(view);
     let verdict = run_rungs(&lines, q, &LADDER);
     if verdict != Ladder::NotFound {
         return verdict;
     }
-    // Beyond the spec: literal "\n" / "\"" escapes in a one-line old_str. First the file
-    // itself says which `\n` were line breaks and which are its own (in a string, a regex, a
-    // char literal); then only the line breaks unescaped; then the quotes and backslashes too.
-    if !q.old.contains('\n') && q.old.contains("\\n") {
-        if let Some((old, new)) = decode_by_file(view, q.old, q.new) {
-            let inner = Query {
-                old: &old,
-                new: &new,
-                ..q.clone()
-            };
-            if let Ladder::Landed { edits, .. } = run_rungs(&lines, &inner, &LADDER[..1]) {
+    // Beyond the spec: backslash escapes (`\n`, `\"`) the file does not have. Each reading is
+    // one guess at what the model meant, applied to old and new alike; the first that lands
+    // once wins, and only when none does is an ambiguous one reported.
+    let mut ambiguous = None;
+    for reading in escapes::readings(view, q.old, q.new) {
+        let inner = Query {
+            old: &reading.old,
+            new: &reading.new,
+            ..q.clone()
+        };
+        let rungs = if reading.exact_only {
+            &LADDER[..1]
+        } else {
+            &LADDER[..5]
+        };
+        match run_rungs(&lines, &inner, rungs) {
+            Ladder::Landed { edits, .. } => {
                 return Ladder::Landed {
                     rung: Rung::Escapes,
                     edits,
-                };
+                }
             }
+            Ladder::Ambiguous { count, lines, .. } if !reading.exact_only => {
+                ambiguous.get_or_insert(Ladder::Ambiguous {
+                    rung: Rung::Escapes,
+                    count,
+                    lines,
+                });
+            }
+            _ => {}
         }
     }
-    if !q.old.contains('\n') && (q.old.contains("\\n") || q.old.contains("\\\"")) {
-        // Each decoding is a reading of what the model meant; the first that lands once wins,
-        // and only when none does is an ambiguous one reported.
-        let mut ambiguous = None;
-        for unescape in [
-            unescape_newlines_outside_strings,
-            unescape_newlines,
-            unescape,
-        ] {
-            let old = unescape(q.old);
-            let new = if q.new.contains('\n') {
-                q.new.to_string()
-            } else {
-                unescape(q.new)
-            };
-            if old == q.old {
-                continue;
-            }
-            let inner = Query {
-                old: &old,
-                new: &new,
-                ..q.clone()
-            };
-            match run_rungs(&lines, &inner, &LADDER[..5]) {
-                Ladder::Landed { edits, .. } => {
-                    return Ladder::Landed {
-                        rung: Rung::Escapes,
-                        edits,
-                    }
-                }
-                Ladder::Ambiguous { count, lines, .. } => {
-                    ambiguous.get_or_insert(Ladder::Ambiguous {
-                        rung: Rung::Escapes,
-                        count,
-                        lines,
-                    });
-                }
-                Ladder::NotFound => {}
-            }
-        }
-        if let Some(verdict) = ambiguous {
-            return verdict;
-        }
-    }
-    Ladder::NotFound
+    ambiguous.unwrap_or(Ladder::NotFound)
 }
 
 const LADDER: [Rung; 6] = [

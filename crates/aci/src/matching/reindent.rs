@@ -7,8 +7,11 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use super::indent::{cols, indent_unit, leading_ws, render_indent, text_unit, Indent, TAB_COLS};
+use super::indent::{
+    body, cols, indent_unit, leading_ws, render_indent, text_unit, Indent, TAB_COLS,
+};
 use super::merge::merge_line;
+use super::origin::{origins, Origin};
 use super::rungs::{ascii_punctuation, trim_both, trim_end, unicode_normalized};
 use super::{split_lines, Lines, Query, Replacement, Rung, Span};
 
@@ -122,25 +125,6 @@ fn rebuild(
     Some(out)
 }
 
-/// Where a non-blank new line comes from: the old non-blank line (by rank) it keeps or
-/// replaces, or none.
-#[derive(Clone, Copy, PartialEq)]
-enum Origin {
-    Kept(usize),
-    Changed(usize),
-    Added,
-}
-
-impl Origin {
-    /// The rank of the old non-blank line a new line stands for, if any.
-    fn rank(self) -> Option<usize> {
-        match self {
-            Origin::Kept(r) | Origin::Changed(r) => Some(r),
-            Origin::Added => None,
-        }
-    }
-}
-
 /// The three texts of a fuzzy match — old as the model sent it, new, and the file's matched
 /// lines — and how their non-blank lines pair up.
 struct Alignment<'a> {
@@ -178,46 +162,7 @@ fn align<'a>(
     }
     let old_keys: Vec<Cow<str>> = old_nb.iter().map(|&i| key(old[i])).collect();
     let new_keys: Vec<Cow<str>> = new_nb.iter().map(|&j| key(new[j])).collect();
-    let mut origin = vec![Origin::Added; new_nb.len()];
-    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &old_keys, &new_keys) {
-        match op {
-            similar::DiffOp::Equal {
-                old_index,
-                new_index,
-                len,
-            } => {
-                for k in 0..len {
-                    origin[new_index + k] = Origin::Kept(old_index + k);
-                }
-            }
-            similar::DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => {
-                // Pair each replaced old line with the new line most like it (in order), so
-                // an added line is not mistaken for the changed one next to it.
-                let mut from = new_index;
-                for (r, old_key) in old_keys.iter().enumerate().skip(old_index).take(old_len) {
-                    let best = (from..new_index + new_len)
-                        .map(|k| (strsim::normalized_levenshtein(old_key, &new_keys[k]), k))
-                        .filter(|(score, _)| *score >= 0.5)
-                        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
-                    let pick = match best {
-                        Some((_, k)) => Some(k),
-                        None if old_len == new_len => Some(new_index + (r - old_index)),
-                        None => None,
-                    };
-                    if let Some(k) = pick.filter(|&k| k >= from) {
-                        origin[k] = Origin::Changed(r);
-                        from = k + 1;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
+    let origin = origins(&old_keys, &new_keys);
     Some(Alignment {
         old,
         new,
@@ -243,33 +188,34 @@ impl<'a> Alignment<'a> {
                     f.to_string()
                 } else {
                     let indent = depth.shift(leading_ws(f), cols(o), line);
-                    format!("{indent}{}", f.trim_start_matches([' ', '\t']))
+                    format!("{indent}{}", body(f))
                 }
             }
             Origin::Changed(r) => {
                 let (o, f) = (old[self.old_nb[r]], matched[self.file_nb[r]]);
                 let indent = depth.shift(leading_ws(f), cols(o), line);
                 let line_tidy = tidy.for_line(o, f);
-                let body = line.trim_start_matches([' ', '\t']);
-                // The model's edit onto the file's own line, where the two can be told apart.
-                let merged = merge_line(
-                    o.trim_start_matches([' ', '\t']),
-                    f.trim_start_matches([' ', '\t']),
-                    body,
-                    &|put| line_tidy.punctuation(put),
-                );
-                let body = match merged {
-                    Some(m) => line_tidy.trailing(&m).to_string(),
-                    None => line_tidy.apply(body),
+                let written = body(line);
+                // Blanks the model's old line ends in and the file's line does not are drift
+                // only at the end of a line: where its new line goes on past them
+                // (`x = 1  ` → `x = 1  # note`), they are text the model wrote.
+                let (o, f) = (body(o), body(f));
+                let o = if trailing_blanks(o) == trailing_blanks(f) {
+                    o
+                } else {
+                    o.trim_end()
                 };
-                format!("{indent}{body}")
+                // The model's edit onto the file's own line, where the two can be told apart.
+                let merged = merge_line(o, f, written, &|put| line_tidy.punctuation(put));
+                let text = match merged {
+                    Some(m) => line_tidy.trailing(&m).to_string(),
+                    None => line_tidy.apply(written),
+                };
+                format!("{indent}{text}")
             }
             Origin::Added => {
                 let indent = depth.shift(&above.1, above.0, line);
-                format!(
-                    "{indent}{}",
-                    tidy.apply(line.trim_start_matches([' ', '\t']))
-                )
+                format!("{indent}{}", tidy.apply(body(line)))
             }
         }
     }
@@ -289,7 +235,7 @@ impl<'a> Alignment<'a> {
         let new_to = next.map(|k| new_nb[k]);
         let m = blanks(new, new_from, new_to);
         let old_rank = |k: Option<usize>, edge: Option<usize>| match k {
-            Some(k) => self.origin[k].rank(),
+            Some(k) => self.origin[k].old(),
             None => edge,
         };
         // Both ends stand for old lines that were neighbours (or the region's own edges).
@@ -347,6 +293,11 @@ fn blanks(lines: &[&str], from: Option<usize>, to: Option<usize>) -> usize {
     let lo = from.map_or(0, |i| i + 1);
     let hi = to.unwrap_or(lines.len());
     (lo..hi.max(lo)).filter(|&i| blank_line(lines[i])).count()
+}
+
+/// The spaces and tabs a line ends in.
+fn trailing_blanks(l: &str) -> &str {
+    &l[l.trim_end().len()..]
 }
 
 pub(super) fn blank_line(l: &str) -> bool {

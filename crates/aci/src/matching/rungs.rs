@@ -177,7 +177,16 @@ fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Smart quotes, dashes, ellipses and unusual spaces mapped to ASCII, whitespace collapsed,
+/// The ASCII punctuation a full-width form (`（`, `：`, `＝`) stands for: an input method or a
+/// channel set in CJK type gives a model these for plain punctuation. Full-width letters and
+/// digits are left alone — they are text, not typesetting.
+fn full_width_punctuation(c: char) -> Option<char> {
+    let ascii = char::from_u32((c as u32).checked_sub(0xFEE0)?)?;
+    (('\u{FF01}'..='\u{FF5E}').contains(&c) && ascii.is_ascii_punctuation()).then_some(ascii)
+}
+
+/// Smart quotes, dashes, ellipses, unusual spaces, zero-width characters and full-width
+/// punctuation mapped to ASCII, whitespace collapsed,
 /// and a run of dashes counted as one: a channel that typesets `--force` as `—force` turns two
 /// characters into one. Most lines are plain ASCII with single spaces and no `--`: those are
 /// borrowed, not rebuilt.
@@ -205,11 +214,14 @@ pub(super) fn ascii_punctuation(s: &str, keep: impl Fn(char) -> bool) -> String 
             '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
                 Some(" ")
             }
-            '\u{200B}' | '\u{FEFF}' => Some(""),
+            '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' => Some(""),
             _ => None,
         };
         match mapped {
             Some(m) if keep(c) => out.push_str(m),
+            None if keep(c) && full_width_punctuation(c).is_some() => {
+                out.extend(full_width_punctuation(c));
+            }
             _ => out.push(c),
         }
     }

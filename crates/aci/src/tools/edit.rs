@@ -107,6 +107,12 @@ impl Tool for EditTool {
         // does not land (`1|2 => …` match arms look like a gutter but are real code).
         let gutter = matching::gutter(&old);
         let stripped = match &gutter {
+            Gutter::Every(old_stripped) if old_stripped.trim().is_empty() => {
+                return Err(ToolError::refused(
+                    RefusalClass::Args,
+                    empty_old_refusal(&path),
+                ))
+            }
             Gutter::Every(old_stripped) => {
                 let new_stripped = match matching::gutter(&new) {
                     Gutter::Every(n) => n,

@@ -115,12 +115,25 @@ impl Tool for WriteTool {
             }
             // Keep the file's conventions a model cannot type: CRLF endings and a BOM.
             if let Ok(text) = Text::decode(current.clone()) {
-                if text.is_crlf() && !content.contains("\r\n") && content.contains('\n') {
-                    bytes = text.encode(content).into_bytes();
-                    notes.push("[kept the file's CRLF line endings]");
-                }
-                if text.has_bom() && !content.starts_with('\u{feff}') {
+                let own_bom = content.starts_with('\u{feff}');
+                let kept_bom = text.has_bom() && !own_bom;
+                if text.has_crlf() && !content.contains("\r\n") && content.contains('\n') {
+                    // Spliced over the whole file: each line keeps its own ending (a kept or
+                    // changed line as before, an added one as the line above), and the BOM.
+                    let body = content.strip_prefix('\u{feff}').unwrap_or(content);
+                    bytes = text.splice(&[(text.whole(), body.to_string())]);
+                    if own_bom && !text.has_bom() {
+                        bytes.splice(0..0, *b"\xEF\xBB\xBF");
+                    }
+                    notes.push(if text.is_crlf() {
+                        "[kept the file's CRLF line endings]"
+                    } else {
+                        "[kept each line's own CRLF or LF ending]"
+                    });
+                } else if kept_bom {
                     bytes.splice(0..0, *b"\xEF\xBB\xBF");
+                }
+                if kept_bom {
                     notes.push("[kept the file's byte-order mark]");
                 }
             }

@@ -1,0 +1,4 @@
+def greet(name):
+    print("hello", name)
+    log(name)
+    return "ok"

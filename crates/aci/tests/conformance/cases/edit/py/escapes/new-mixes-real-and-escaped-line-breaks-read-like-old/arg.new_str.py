@@ -1,0 +1,2 @@
+    print("hello", name)
+    log(name)\n    return "ok"

@@ -1,0 +1,3 @@
+def greet(name):
+    print("hi", name)
+    return "ok"

@@ -1,0 +1,2 @@
+    print(\"hi\", name)
+    return \"ok\"

@@ -1,0 +1,2 @@
+    print(\"hello\", name)
+    return \"ok\"

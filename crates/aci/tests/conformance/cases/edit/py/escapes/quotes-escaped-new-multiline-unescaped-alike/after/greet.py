@@ -1,0 +1,4 @@
+def greet(name):
+    print("hello", name)
+    print("bye")
+    return "ok"

@@ -1,0 +1,2 @@
+        for p in self.items:
+            s += p * 2

@@ -1,0 +1,6 @@
+class Cart:
+    def total(self):
+        s = 0
+        for p in self.items:
+            s += p
+        return s

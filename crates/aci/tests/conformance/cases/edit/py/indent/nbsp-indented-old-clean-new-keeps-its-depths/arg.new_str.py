@@ -1,0 +1,4 @@
+        s = 0
+        for p in self.items:
+            if p:
+                s += p

@@ -1,0 +1,3 @@
+        s = 0
+        for p in self.items:
+            s += p

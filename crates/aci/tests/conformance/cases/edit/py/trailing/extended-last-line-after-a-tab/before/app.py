@@ -1,0 +1,5 @@
+def total(items):
+    count = 0
+    for item in items:
+        count += item
+    return count

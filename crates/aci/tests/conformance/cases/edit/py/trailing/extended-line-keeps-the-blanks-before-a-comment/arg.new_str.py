@@ -1,0 +1,2 @@
+    count = 0  # running sum
+    for item in items:  

@@ -1,0 +1,2 @@
+    count = 0  
+    for item in items:  
