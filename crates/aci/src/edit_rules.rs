@@ -5,6 +5,7 @@
 
 use crate::error::RefusalClass;
 use crate::error::ToolError;
+use crate::matching::Numbering;
 use crate::path::RelPath;
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::text::Text;
@@ -17,6 +18,14 @@ pub const OVER_EDIT_MIN_BYTES: usize = 400;
 
 /// Appended when a pasted ws_read gutter was stripped.
 pub const GUTTER_NOTE: &str = "[stripped ws_read line numbers from old_str — do not include them]";
+
+/// Appended when another tool's line numbers were stripped (from old_str, a patch's lines).
+pub fn foreign_numbering_note(style: Numbering) -> String {
+    format!(
+        "[stripped line-number prefixes ({}) from the text to match — line numbers from any read are display only; do not include them]",
+        style.example()
+    )
+}
 
 /// Appended when new_str alone carried the gutter.
 pub const NEW_GUTTER_NOTE: &str =

@@ -32,7 +32,7 @@ mod reindent;
 mod rungs;
 
 pub use closest::{closest, Closest};
-pub use gutter::{gutter, gutter_is_pasted, Gutter};
+pub use gutter::{foreign_numbering, gutter, gutter_is_pasted, Gutter, Numbering};
 pub use hunk::{rebuild_hunk, HunkLine};
 pub use indent::{indent_unit, Indent};
 pub use origin::{origins, Origin};

@@ -14,7 +14,7 @@ mod place;
 
 pub use place::{apply_hunks, Failure, Landed, Placement, ANCHOR_WINDOW_LINES};
 
-use crate::matching::{gutter, Gutter};
+use crate::matching::{foreign_numbering, gutter, Gutter, Numbering};
 
 /// One line of a unified hunk, by what it does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,6 +113,8 @@ pub struct Patch {
     pub creates_or_deletes: bool,
     /// True when the ws_read gutter was stripped from the body.
     pub gutter_stripped: bool,
+    /// Another tool's line numbers, when they were stripped from the body.
+    pub numbering_stripped: Option<Numbering>,
 }
 
 /// Why a patch could not be read.
@@ -196,6 +198,35 @@ pub fn gutter_variant(patch: &Patch) -> GutterVariant {
     }
 }
 
+/// The readings of a patch with another tool's line numbers (`cat -n`, `12→`, `L12: `, `12:`)
+/// stripped: one per style that every hunk's copied lines carry, numbers running on within
+/// each hunk. Callers try them only when the patch as written does not apply.
+pub fn numbering_variants(patch: &Patch) -> Vec<(Numbering, Patch)> {
+    let mut styles: Option<Vec<Numbering>> = None;
+    for hunk in &patch.hunks {
+        let here: Vec<Numbering> = foreign_numbering(&hunk.old.join("\n"))
+            .into_iter()
+            .map(|(style, _)| style)
+            .collect();
+        styles = Some(match styles {
+            None => here,
+            Some(before) => before.into_iter().filter(|s| here.contains(s)).collect(),
+        });
+    }
+    styles
+        .unwrap_or_default()
+        .into_iter()
+        .map(|style| {
+            let mut stripped = patch.clone();
+            for hunk in &mut stripped.hunks {
+                hunk.map_lines(|line| style.strip(line).unwrap_or_else(|| line.to_string()));
+            }
+            stripped.numbering_stripped = Some(style);
+            (style, stripped)
+        })
+        .collect()
+}
+
 /// Unified hunks (and the bare form, which is one hunk without a header).
 fn parse_unified(lines: &[&str]) -> Patch {
     let mut patch = Patch {
@@ -204,6 +235,7 @@ fn parse_unified(lines: &[&str]) -> Patch {
         files: Vec::new(),
         creates_or_deletes: false,
         gutter_stripped: false,
+        numbering_stripped: None,
     };
     let mut current: Option<Hunk> = None;
     // After prose has started, nothing is read until the next hunk header.
@@ -417,6 +449,7 @@ fn parse_search_replace(lines: &[&str]) -> Patch {
         files: Vec::new(),
         creates_or_deletes: false,
         gutter_stripped: false,
+        numbering_stripped: None,
     }
 }
 

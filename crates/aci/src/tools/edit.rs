@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 use crate::edit_rules::{
-    decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE, NEW_GUTTER_NOTE,
+    decode, foreign_numbering_note, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE,
+    NEW_GUTTER_NOTE,
 };
 use crate::error::RefusalClass;
 use crate::error::ToolError;
@@ -144,7 +145,7 @@ impl Tool for EditTool {
             )
         };
         let mut gutter_stripped = new_gutter_note.is_some();
-        let mut notes: Vec<&str> = new_gutter_note.into_iter().collect();
+        let mut notes: Vec<String> = new_gutter_note.into_iter().map(String::from).collect();
         let mut verdict = run(&old, &new);
         let mut searched = old.as_str();
         if !matches!(verdict, Ladder::Landed { .. }) {
@@ -152,7 +153,7 @@ impl Tool for EditTool {
                 (_, Some((o, n))) => {
                     verdict = run(o, n);
                     searched = o;
-                    notes.push(GUTTER_NOTE);
+                    notes.push(GUTTER_NOTE.to_string());
                     gutter_stripped = true;
                 }
                 (Gutter::Some(lines), _) => {
@@ -164,10 +165,26 @@ impl Tool for EditTool {
                 _ => {}
             }
         }
+        // Another agent's line numbers (`cat -n`, `12→`, `L12: `, `12:`) on every line of
+        // old_str, running on: stripped the same way, tried only when nothing else landed.
+        if !matches!(verdict, Ladder::Landed { .. }) && stripped.is_none() {
+            for (style, old_stripped) in matching::foreign_numbering(&old) {
+                let new_stripped = style.strip(&new).unwrap_or_else(|| new.clone());
+                if old_stripped.trim().is_empty() || old_stripped == new_stripped {
+                    continue;
+                }
+                if let landed @ Ladder::Landed { .. } = run(&old_stripped, &new_stripped) {
+                    verdict = landed;
+                    notes.push(foreign_numbering_note(style));
+                    gutter_stripped = true;
+                    break;
+                }
+            }
+        }
         let (rung, edits) = match verdict {
             Ladder::Landed { rung, edits } => {
                 if let Some(note) = rung.note() {
-                    notes.insert(0, note);
+                    notes.insert(0, note.to_string());
                 }
                 (rung, edits)
             }
@@ -197,7 +214,7 @@ impl Tool for EditTool {
         let mut summary = format!("edited {path} ({count} replacement(s))");
         for note in notes {
             summary.push(' ');
-            summary.push_str(note);
+            summary.push_str(&note);
         }
         let outcome = Outcome::Edited(Edit {
             rung,

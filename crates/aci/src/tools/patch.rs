@@ -4,7 +4,9 @@
 
 use std::borrow::Cow;
 
-use crate::edit_rules::{decode, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE};
+use crate::edit_rules::{
+    decode, foreign_numbering_note, missing_file, over_edit_guard, require_fresh_read, GUTTER_NOTE,
+};
 use crate::error::RefusalClass;
 use crate::error::ToolError;
 use crate::matching::Rung;
@@ -80,7 +82,17 @@ impl Tool for PatchTool {
                         format!("patch refused — {}", patch::ParseError::PartialGutter),
                     ))
                 }
-                GutterVariant::None => {}
+                GutterVariant::None => {
+                    // Another tool's line numbers, stripped only when that lands every hunk.
+                    for (_, stripped) in patch::numbering_variants(&parsed) {
+                        let tried = apply_hunks(text.view(), &stripped);
+                        if tried.reports.iter().all(Result::is_ok) {
+                            placement = tried;
+                            parsed = stripped;
+                            break;
+                        }
+                    }
+                }
             }
         }
         let unit = if parsed.form == Form::SearchReplace {
@@ -124,17 +136,21 @@ impl Tool for PatchTool {
             .filter_map(Result::ok)
             .map(|landed| landed.report)
             .collect();
-        let mut notes: Vec<&str> = hunks.iter().filter_map(|h| h.rung.note()).collect();
+        let mut notes: Vec<String> = hunks
+            .iter()
+            .filter_map(|h| h.rung.note().map(String::from))
+            .collect();
         notes.dedup();
         if parsed.gutter_stripped {
-            notes.push(GUTTER_NOTE);
+            notes.push(GUTTER_NOTE.to_string());
         }
-        if let Some(note) = &header_note {
-            notes.push(note);
+        if let Some(style) = parsed.numbering_stripped {
+            notes.push(foreign_numbering_note(style));
         }
+        notes.extend(header_note);
         for note in notes {
             summary.push('\n');
-            summary.push_str(note);
+            summary.push_str(&note);
         }
         let rung = hunks
             .iter()
@@ -143,7 +159,7 @@ impl Tool for PatchTool {
             .unwrap_or(Rung::Exact);
         let outcome = Outcome::Edited(Edit {
             rung,
-            gutter: parsed.gutter_stripped,
+            gutter: parsed.gutter_stripped || parsed.numbering_stripped.is_some(),
             hunks,
             applied: done.done.applied(),
         });

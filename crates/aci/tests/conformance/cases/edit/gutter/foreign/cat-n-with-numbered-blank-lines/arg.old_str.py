@@ -1,0 +1,4 @@
+     7	    return data
+     8	
+     9	
+    10	def save(path, data):

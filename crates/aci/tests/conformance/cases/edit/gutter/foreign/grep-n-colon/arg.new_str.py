@@ -1,0 +1,3 @@
+def load(path):
+    with open(path) as f:
+        data = f.read().strip()

@@ -1,0 +1,3 @@
+4:def load(path):
+5:    with open(path) as f:
+6:        data = f.read()

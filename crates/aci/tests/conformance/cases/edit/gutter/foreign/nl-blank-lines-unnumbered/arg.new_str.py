@@ -1,0 +1,4 @@
+    return data or b''
+
+
+def save(path, data):

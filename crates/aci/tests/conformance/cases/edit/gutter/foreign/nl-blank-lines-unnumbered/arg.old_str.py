@@ -1,0 +1,4 @@
+     7	    return data
+       
+       
+     8	def save(path, data):

@@ -1,0 +1,2 @@
+def load(path, mode):
+    with open(path) as f:

@@ -1,0 +1,2 @@
+     4	def load(path):
+    with open(path) as f:
