@@ -40,9 +40,12 @@ impl Failure {
     }
 }
 
-/// Applies the hunks in order against the text as changed by the earlier ones. Each landed
-/// hunk is kept as an edit of the original covering only the lines it changes, so bytes it
-/// does not change — its own context lines included — are never rewritten.
+/// Applies the hunks in order. Each is placed against the file as read first — as `diff -u`
+/// writes every hunk, so a hunk's context may show lines an earlier hunk changes — and, when
+/// that fails, against the file as the earlier hunks left it (blocks written one after the
+/// other). What a landed hunk changes is kept as line-level changes of the original; hunks
+/// that change the same lines differently are refused. Bytes no hunk changes — context lines
+/// included — are never rewritten.
 pub fn apply_hunks(original: &str, parsed: &Patch) -> Placement {
     // A last line without a newline is matched as if it had one (hunks are whole lines);
     // the missing newline stays missing.
@@ -53,91 +56,63 @@ pub fn apply_hunks(original: &str, parsed: &Patch) -> Placement {
         original.to_string()
     };
     let base_lines = Lines::new(&base);
-    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    let mut changes = Changes::default();
     let mut reports = Vec::new();
-    // Line delta of the hunks applied so far, carried into later @@ positions.
+    // Line delta of the hunks applied so far, carried into later @@ positions when a hunk is
+    // placed against the changed text.
     let mut delta: isize = 0;
-    // Numbered hunks land in order: not above the change of the previous one.
-    let mut floor_line = 0usize;
-    for hunk in &parsed.hunks {
-        let current = render(&base, &edits);
-        let lines = Lines::new(&current);
-        let site = Site {
-            current: &current,
-            lines: &lines,
+    // Numbered hunks land in order: against the original not above where the previous one's
+    // region starts, against the changed text not above its change.
+    let (mut floor_original, mut floor_current) = (0usize, 0usize);
+    for (i, hunk) in parsed.hunks.iter().enumerate() {
+        let against_original = Site {
+            current: &base,
+            lines: &base_lines,
             original: &base,
-            delta,
-            floor_line,
+            delta: 0,
+            floor_line: floor_original,
         };
-        let placed = match place(&site, hunk) {
-            Ok(p) => p,
-            Err(f) => {
-                reports.push(Err(Failure::new(f.class, format!("FAILED: {}", f.line))));
-                continue;
-            }
-        };
-        let (range, text) = narrow(&current, &placed);
-        let Some(orig) = to_original(&edits, &range) else {
-            reports.push(Err(Failure::new(
-                RefusalClass::Args,
-                "FAILED: it changes lines an earlier hunk already changed; merge the two into one hunk"
-                    .to_string(),
-            )));
-            continue;
-        };
-        let (mut line, first_line, last_line) = if placed.hunk.old.is_empty() {
-            match orig.start {
-                0 => ("inserted at the top".to_string(), 0, 0),
-                at => {
-                    let after = base_lines.line_of(at - 1) + 1;
-                    (format!("inserted after line {after}"), after, after)
+        // Against the file as read first; why it did not land there is what is reported,
+        // unless the second try lands and only then collides.
+        let why = match place(&against_original, hunk) {
+            Ok(placed) => {
+                let region = placed.range.clone();
+                match changes.add(&base, &base_lines, region.clone(), &placed.text, i) {
+                    Ok(()) => {
+                        reports.push(Ok(landed_line(&base_lines, &placed, &region, hunk)));
+                        if hunk.old_start.is_some() {
+                            floor_original = base_lines.line_of(region.start);
+                            floor_current = floor_original;
+                        }
+                        delta += placed.hunk.new.len() as isize - placed.hunk.old.len() as isize;
+                        continue;
+                    }
+                    Err(with) => conflict_failure(with),
                 }
             }
-        } else {
-            // The whole matched region, in the file's own line numbers.
-            let start = orig.start - (range.start - placed.range.start);
-            let end = (orig.end + (placed.range.end - range.end)).max(start + 1);
-            let (first, last) = (
-                base_lines.line_of(start) + 1,
-                base_lines.line_of(end - 1) + 1,
-            );
-            (
-                format!("anchored@{first}..{last} {}", placed.rung.label()),
-                first,
-                last,
-            )
+            Err(f) => Failure::new(f.class, format!("FAILED: {}", f.line)),
         };
-        if let Some(note) = &placed.note {
-            line.push(' ');
-            line.push_str(note);
-        }
-        // Where the @@ numbers put it (in the file as read), against where it landed.
-        let offset = hunk.old_start.map(|n| {
-            let said = if placed.hunk.old.is_empty() {
-                n
-            } else {
-                n.max(1)
-            };
-            first_line as isize - said as isize
-        });
-        reports.push(Ok(Landed {
-            line,
-            report: HunkReport {
-                rung: placed.rung,
-                first_line,
-                last_line,
-                offset,
-            },
-        }));
-        if hunk.old_start.is_some() {
-            floor_line = lines.line_of(range.start);
-        }
-        delta += placed.hunk.new.len() as isize - placed.hunk.old.len() as isize;
-        let at = edits.partition_point(|(r, _)| {
-            r.start < orig.start || (r.start == orig.start && r.end <= orig.start)
-        });
-        edits.insert(at, (orig, text));
+        // Then against the text the earlier hunks produced.
+        let why = match place_after_earlier(&base, &changes, hunk, delta, floor_current) {
+            Some((placed, region, floor)) => {
+                match changes.add(&base, &base_lines, region.clone(), &placed.text, i) {
+                    Ok(()) => {
+                        reports.push(Ok(landed_line(&base_lines, &placed, &region, hunk)));
+                        if hunk.old_start.is_some() {
+                            floor_current = floor;
+                            floor_original = base_lines.line_of(region.start);
+                        }
+                        delta += placed.hunk.new.len() as isize - placed.hunk.old.len() as isize;
+                        continue;
+                    }
+                    Err(with) => conflict_failure(with),
+                }
+            }
+            None => why,
+        };
+        reports.push(Err(why));
     }
+    let mut edits = changes.edits(&base_lines);
     if virtual_newline {
         let len = original.len();
         for (range, text) in &mut edits {
@@ -154,6 +129,205 @@ pub fn apply_hunks(original: &str, parsed: &Patch) -> Placement {
         }
     }
     Placement { edits, reports }
+}
+
+/// The report of a landed hunk: where its region is in the file as read, by which rung, and
+/// how far that is from where its `@@` line said.
+fn landed_line(base_lines: &Lines, placed: &Placed, region: &Range<usize>, hunk: &Hunk) -> Landed {
+    let (mut line, first_line, last_line) = if placed.hunk.old.is_empty() {
+        match region.start {
+            0 => ("inserted at the top".to_string(), 0, 0),
+            at => {
+                let after = base_lines.line_of(at - 1) + 1;
+                (format!("inserted after line {after}"), after, after)
+            }
+        }
+    } else {
+        let end = region.end.max(region.start + 1);
+        let (first, last) = (
+            base_lines.line_of(region.start) + 1,
+            base_lines.line_of(end - 1) + 1,
+        );
+        (
+            format!("anchored@{first}..{last} {}", placed.rung.label()),
+            first,
+            last,
+        )
+    };
+    if let Some(note) = &placed.note {
+        line.push(' ');
+        line.push_str(note);
+    }
+    // Where the @@ numbers put it (in the file as read), against where it landed.
+    let offset = hunk.old_start.map(|n| {
+        let said = if placed.hunk.old.is_empty() {
+            n
+        } else {
+            n.max(1)
+        };
+        first_line as isize - said as isize
+    });
+    Landed {
+        line,
+        report: HunkReport {
+            rung: placed.rung,
+            first_line,
+            last_line,
+            offset,
+        },
+    }
+}
+
+/// A hunk placed against the text the earlier hunks produced: the placement, its region in
+/// the original (only the lines it changes, which must be lines no earlier hunk wrote), and
+/// the floor for the next numbered hunk. `None` when it does not land there either, or only
+/// by changing what an earlier hunk wrote.
+fn place_after_earlier(
+    base: &str,
+    changes: &Changes,
+    hunk: &Hunk,
+    delta: isize,
+    floor_line: usize,
+) -> Option<(Placed, Range<usize>, usize)> {
+    if changes.is_empty() {
+        return None;
+    }
+    let edits = changes.edits(&Lines::new(base));
+    let current = render(base, &edits);
+    let lines = Lines::new(&current);
+    let site = Site {
+        current: &current,
+        lines: &lines,
+        original: base,
+        delta,
+        floor_line,
+    };
+    let mut placed = place(&site, hunk).ok()?;
+    let (range, text) = narrow(&current, &placed);
+    let orig = to_original(&edits, &range)?;
+    let floor = if hunk.old_start.is_some() {
+        lines.line_of(range.start)
+    } else {
+        floor_line
+    };
+    placed.text = text;
+    Some((placed, orig, floor))
+}
+
+fn conflict_failure(with: Option<usize>) -> Failure {
+    let why = match with {
+        Some(earlier) => format!(
+            "FAILED: it changes lines that hunk {} also changes, differently; merge the two into one hunk",
+            earlier + 1
+        ),
+        None => "FAILED: it changes lines an earlier hunk already changed; merge the two into one hunk"
+            .to_string(),
+    };
+    Failure::new(RefusalClass::Args, why)
+}
+
+/// What the landed hunks change, as line-level changes of the original: each removes whole
+/// lines `start..end` (none for an insertion) and puts `text` there. Sorted, disjoint.
+#[derive(Default)]
+struct Changes {
+    list: Vec<Change>,
+}
+
+#[derive(Clone, PartialEq, Eq)]
+struct Change {
+    start: usize,
+    end: usize,
+    text: String,
+    /// The hunk it came from.
+    hunk: usize,
+}
+
+impl Changes {
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Adds what replacing the original's whole-line `region` with `text` changes, line by
+    /// line. A change another hunk already made the same way is taken once; one that overlaps
+    /// another hunk's change differently is refused (`Err(Some(that hunk))`), and then nothing
+    /// of this hunk is added.
+    fn add(
+        &mut self,
+        base: &str,
+        lines: &Lines,
+        region: Range<usize>,
+        text: &str,
+        hunk: usize,
+    ) -> Result<(), Option<usize>> {
+        let first = lines.line_of(region.start);
+        let first = if region.start == lines.start(first) {
+            first
+        } else {
+            first + 1
+        };
+        let old: Vec<&str> = base[region.clone()].split_inclusive('\n').collect();
+        let new: Vec<&str> = text.split_inclusive('\n').collect();
+        let mut found = Vec::new();
+        for op in similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new) {
+            let (o, n) = (op.old_range(), op.new_range());
+            if matches!(op, similar::DiffOp::Equal { .. }) {
+                continue;
+            }
+            found.push(Change {
+                start: first + o.start,
+                end: first + o.end,
+                text: new[n].concat(),
+                hunk,
+            });
+        }
+        let mut merged = self.list.clone();
+        for change in found {
+            if merged.iter().any(|c| c.same_as(&change)) {
+                continue;
+            }
+            if let Some(c) = merged.iter().find(|c| c.overlaps(&change)) {
+                return Err(Some(c.hunk));
+            }
+            let at = merged.partition_point(|c| c.before(&change));
+            merged.insert(at, change);
+        }
+        self.list = merged;
+        Ok(())
+    }
+
+    /// The changes as byte edits of the original (sorted, non-overlapping).
+    fn edits(&self, lines: &Lines) -> Vec<(Range<usize>, String)> {
+        self.list
+            .iter()
+            .map(|c| (lines.start(c.start)..lines.start(c.end), c.text.clone()))
+            .collect()
+    }
+}
+
+impl Change {
+    fn same_as(&self, other: &Change) -> bool {
+        (self.start, self.end, &self.text) == (other.start, other.end, &other.text)
+    }
+
+    /// Two changes overlap when they remove a line in common, when one inserts strictly
+    /// inside the other's removed lines, or when both insert at the same place (their order
+    /// is then anyone's guess).
+    fn overlaps(&self, other: &Change) -> bool {
+        let inside = |p: usize, c: &Change| c.start < p && p < c.end;
+        match (self.start == self.end, other.start == other.end) {
+            (false, false) => self.start < other.end && other.start < self.end,
+            (true, false) => inside(self.start, other),
+            (false, true) => inside(other.start, self),
+            (true, true) => self.start == other.start,
+        }
+    }
+
+    /// Whether this change goes before `other` in the file (an insertion at a removal's first
+    /// line goes before it).
+    fn before(&self, other: &Change) -> bool {
+        (self.start, self.end) < (other.start, other.end)
+            || (self.start == other.start && self.end == self.start)
+    }
 }
 
 struct Placed {
@@ -470,6 +644,59 @@ fn to_original(edits: &[(Range<usize>, String)], cur: &Range<usize>) -> Option<R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn applied(file: &str, patch: &str) -> Result<String, Vec<String>> {
+        let parsed = super::super::parse(patch).unwrap();
+        let p = apply_hunks(file, &parsed);
+        if p.reports.iter().any(Result::is_err) {
+            return Err(p
+                .reports
+                .into_iter()
+                .filter_map(Result::err)
+                .map(|f| f.line)
+                .collect());
+        }
+        Ok(render(file, &p.edits))
+    }
+
+    #[test]
+    fn hunks_land_whether_written_against_the_original_or_one_after_another() {
+        let file = "a = 1\nb = 2\nc = 3\nd = 4\n";
+        // As diff -u writes them: hunk 2's context shows `b = 2`, which hunk 1 changes.
+        assert_eq!(
+            applied(file, "@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 20\n@@ -2,2 +2,2 @@\n b = 2\n-c = 3\n+c = 30\n"),
+            Ok("a = 1\nb = 20\nc = 30\nd = 4\n".to_string())
+        );
+        // One after another: block 2 looks for what block 1 wrote.
+        assert_eq!(
+            applied(file, "<<<<<<< SEARCH\nb = 2\n=======\nb = 20\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nb = 20\nc = 3\n=======\nb = 20\nc = 30\n>>>>>>> REPLACE\n"),
+            Ok("a = 1\nb = 20\nc = 30\nd = 4\n".to_string())
+        );
+        // The same change twice is made once.
+        assert_eq!(
+            applied(
+                file,
+                "@@ -2 +2 @@\n-b = 2\n+b = 20\n@@ -2 +2 @@\n-b = 2\n+b = 20\n"
+            ),
+            Ok("a = 1\nb = 20\nc = 3\nd = 4\n".to_string())
+        );
+    }
+
+    #[test]
+    fn hunks_that_change_a_line_differently_are_refused() {
+        let file = "a = 1\nb = 2\nc = 3\n";
+        let refused = applied(
+            file,
+            "@@ -2 +2 @@\n-b = 2\n+b = 20\n@@ -2 +2 @@\n-b = 2\n+b = 21\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            refused,
+            ["FAILED: it changes lines that hunk 1 also changes, differently; merge the two into one hunk"]
+        );
+        // Two insertions at one place: their order is a guess.
+        assert!(applied(file, "@@ -1,0 +2 @@\n+x\n@@ -1,0 +2 @@\n+y\n").is_err());
+    }
 
     #[test]
     fn maps_ranges_around_earlier_edits() {
