@@ -167,18 +167,26 @@ impl Tool for EditTool {
         }
         // Another agent's line numbers (`cat -n`, `12→`, `L12: `, `12:`) on every line of
         // old_str, running on: stripped the same way, tried only when nothing else landed.
+        // `  12:     x` reads as `%4d: ` or as `12:` before an indented line; the reading
+        // that lands on the closest rung is the one the file confirms.
         if !matches!(verdict, Ladder::Landed { .. }) && stripped.is_none() {
-            for (style, old_stripped) in matching::foreign_numbering(&old) {
-                let new_stripped = style.strip(&new).unwrap_or_else(|| new.clone());
-                if old_stripped.trim().is_empty() || old_stripped == new_stripped {
-                    continue;
-                }
-                if let landed @ Ladder::Landed { .. } = run(&old_stripped, &new_stripped) {
-                    verdict = landed;
-                    notes.push(foreign_numbering_note(style));
-                    gutter_stripped = true;
-                    break;
-                }
+            let best = matching::foreign_numbering(&old)
+                .into_iter()
+                .filter_map(|(style, old_stripped)| {
+                    let new_stripped = style.strip(&new).unwrap_or_else(|| new.clone());
+                    if old_stripped.trim().is_empty() || old_stripped == new_stripped {
+                        return None;
+                    }
+                    match run(&old_stripped, &new_stripped) {
+                        landed @ Ladder::Landed { rung, .. } => Some((rung.bend(), style, landed)),
+                        _ => None,
+                    }
+                })
+                .min_by_key(|(bend, ..)| *bend);
+            if let Some((_, style, landed)) = best {
+                verdict = landed;
+                notes.push(foreign_numbering_note(style));
+                gutter_stripped = true;
             }
         }
         let (rung, edits) = match verdict {

@@ -83,14 +83,24 @@ impl Tool for PatchTool {
                     ))
                 }
                 GutterVariant::None => {
-                    // Another tool's line numbers, stripped only when that lands every hunk.
-                    for (_, stripped) in patch::numbering_variants(&parsed) {
-                        let tried = apply_hunks(text.view(), &stripped);
-                        if tried.reports.iter().all(Result::is_ok) {
-                            placement = tried;
-                            parsed = stripped;
-                            break;
-                        }
+                    // Another tool's line numbers, stripped only when that lands every hunk;
+                    // of two readings (`  12: ` or `12:`), the one whose worst hunk lands on
+                    // the closest rung.
+                    let best = patch::numbering_variants(&parsed)
+                        .into_iter()
+                        .filter_map(|(_, stripped)| {
+                            let tried = apply_hunks(text.view(), &stripped);
+                            let worst = tried
+                                .reports
+                                .iter()
+                                .map(|r| r.as_ref().ok().map(|l| l.report.rung.bend()))
+                                .try_fold(0, |worst, bend| bend.map(|b| b.max(worst)))?;
+                            Some((worst, tried, stripped))
+                        })
+                        .min_by_key(|(worst, ..)| *worst);
+                    if let Some((_, tried, stripped)) = best {
+                        placement = tried;
+                        parsed = stripped;
                     }
                 }
             }
