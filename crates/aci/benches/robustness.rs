@@ -210,6 +210,9 @@ fn run_case(registry: &Registry, case: &Case) -> Outcome {
         if result.text.contains("stripped ws_read line numbers") {
             how.push_str("+gutter");
         }
+        if result.text.contains("stripped line-number prefixes") {
+            how.push_str("+numbers");
+        }
         (Verdict::Landed, how)
     } else if result.is_error && after == case.original {
         (Verdict::Refused, reason_of(&result.text))

@@ -58,6 +58,16 @@ pub enum Drift {
     PatchRenamedHeader,
     PlaceholderPatch,
     PlaceholderWrite,
+    TrailingExtend,
+    MixedEndings,
+    PatchMixedEndings,
+    NbspIndent,
+    BomOld,
+    EscapedQuotes,
+    NumbersTab,
+    NumbersColon,
+    LossyChannel,
+    PatchAdjacentHunks,
 }
 
 pub const ALL: &[Drift] = &[
@@ -88,6 +98,16 @@ pub const ALL: &[Drift] = &[
     Drift::PatchRenamedHeader,
     Drift::PlaceholderPatch,
     Drift::PlaceholderWrite,
+    Drift::TrailingExtend,
+    Drift::MixedEndings,
+    Drift::NbspIndent,
+    Drift::BomOld,
+    Drift::EscapedQuotes,
+    Drift::NumbersTab,
+    Drift::NumbersColon,
+    Drift::LossyChannel,
+    Drift::PatchMixedEndings,
+    Drift::PatchAdjacentHunks,
 ];
 
 impl Drift {
@@ -100,7 +120,9 @@ impl Drift {
             | Drift::PatchUnprefixedSpaces
             | Drift::PatchUnprefixedTabs
             | Drift::PatchRenamedHeader
-            | Drift::PlaceholderPatch => Tool::Patch,
+            | Drift::PlaceholderPatch
+            | Drift::PatchMixedEndings
+            | Drift::PatchAdjacentHunks => Tool::Patch,
             Drift::PlaceholderWrite => Tool::Write,
             _ => Tool::Edit,
         }
@@ -149,6 +171,16 @@ impl Drift {
             Drift::PatchRenamedHeader => "headers name it otherwise",
             Drift::PlaceholderPatch => "placeholder in + lines",
             Drift::PlaceholderWrite => "placeholder in content",
+            Drift::TrailingExtend => "trailing ws, line extended",
+            Drift::MixedEndings => "mixed CRLF/LF file",
+            Drift::PatchMixedEndings => "mixed CRLF/LF file",
+            Drift::NbspIndent => "indent: NBSP in old only",
+            Drift::BomOld => "BOM before old_str",
+            Drift::EscapedQuotes => "every \" sent as \\\"",
+            Drift::NumbersTab => "numbers: cat -n, nl, 12→",
+            Drift::NumbersColon => "numbers: L12:, %4d:, 12:",
+            Drift::LossyChannel => "zero-width, full-width",
+            Drift::PatchAdjacentHunks => "adjacent hunks, diff -u",
         }
     }
 
@@ -241,6 +273,17 @@ fn fits(
         Drift::EscapedInStrings => span.iter().any(|l| l.contains("\\n")),
         Drift::PatchUnprefixedSpaces => span.iter().any(|l| l.starts_with(' ') && !is_blank(l)),
         Drift::PatchUnprefixedTabs => span.iter().any(|l| l.starts_with('\t')),
+        Drift::TrailingExtend => span
+            .iter()
+            .any(|l| !is_blank(l) && l.trim_end() == *l && !identifiers(l).is_empty()),
+        Drift::NbspIndent => {
+            span.iter().any(|l| l.starts_with(' ') && !is_blank(l))
+                && !span.iter().any(|l| l.starts_with('\t'))
+        }
+        Drift::BomOld => !is_blank(span[0]),
+        Drift::EscapedQuotes => old_text.contains('"'),
+        Drift::LossyChannel => old_text.chars().any(|c| FULL_WIDTH.contains(&c)),
+        Drift::PatchAdjacentHunks => !adjacent_pairs(span).is_empty(),
         _ => true,
     };
     fits.then_some(middle)
@@ -302,7 +345,12 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
             continue;
         };
 
-        let Some(intended) = intend(&span, comment, rng, middle) else {
+        let intended = match drift {
+            Drift::TrailingExtend => extend_a_line(&span, comment, rng),
+            Drift::PatchAdjacentHunks => rename_two_near(&span, rng),
+            _ => intend(&span, comment, rng, middle),
+        };
+        let Some(intended) = intended else {
             continue;
         };
         let new_text = join_lines(&intended.lines);
@@ -436,6 +484,59 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
                 (old, new)
             }
             Drift::Unicode => (smarten(&old_text), smarten(&new_text)),
+            Drift::TrailingExtend => {
+                // The model's copy has blanks at the ends of lines, the one it extends among
+                // them; new_str echoes them and goes on past the extended one's.
+                let extended = intended.changed.expect("extend_a_line marks its line");
+                let ws: Vec<&str> = (0..n)
+                    .map(|i| {
+                        if i == extended {
+                            "  "
+                        } else {
+                            *rng.pick(&["", "", " ", "\t", "   "])
+                        }
+                    })
+                    .collect();
+                let old: Vec<String> = (0..n).map(|i| format!("{}{}", span[i], ws[i])).collect();
+                let new: Vec<String> = (0..n)
+                    .map(|i| {
+                        if i == extended {
+                            intended.lines[i].clone()
+                        } else {
+                            format!("{}{}", intended.lines[i], ws[i])
+                        }
+                    })
+                    .collect();
+                (join_lines(&old), join_lines(&new))
+            }
+            Drift::NbspIndent => (nbsp_indent(&old_text), new_text.clone()),
+            Drift::BomOld => (format!("\u{feff}{old_text}"), new_text.clone()),
+            Drift::EscapedQuotes => {
+                let esc = |t: &str| t.replace('\\', "\\\\").replace('"', "\\\"");
+                (esc(&old_text), esc(&new_text))
+            }
+            Drift::NumbersTab | Drift::NumbersColon => {
+                let styles: &[usize] = if drift == Drift::NumbersTab {
+                    &[0, 1, 2]
+                } else {
+                    &[3, 4, 5]
+                };
+                let style = *rng.pick(styles);
+                let numbered_before = lines[..start].iter().filter(|l| !is_blank(l)).count();
+                let old = number_lines(&span, style, first_line, numbered_before + 1);
+                intent.push_str(&format!("; old_str numbered {}", NUMBER_STYLES[style]));
+                let new = if rng.chance(0.3) {
+                    let lines: Vec<&str> = intended.lines.iter().map(String::as_str).collect();
+                    number_lines(&lines, style, first_line, numbered_before + 1)
+                } else {
+                    new_text.clone()
+                };
+                (old, new)
+            }
+            Drift::LossyChannel => {
+                let drift_text = |t: &str| channel_drift(t, &old_text);
+                (drift_text(&old_text), drift_text(&new_text))
+            }
             Drift::EscapedNewlines | Drift::EscapedInStrings => {
                 let esc = |t: &str| t[..t.len() - 1].replace('\n', "\\n");
                 (esc(&old_text), esc(&new_text))
@@ -471,13 +572,20 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
             | Drift::PatchSearchReplace
             | Drift::PatchUnprefixedSpaces
             | Drift::PatchUnprefixedTabs
-            | Drift::PatchRenamedHeader => (old_text.clone(), new_text.clone()),
+            | Drift::PatchRenamedHeader
+            | Drift::MixedEndings
+            | Drift::PatchMixedEndings
+            | Drift::PatchAdjacentHunks => (old_text.clone(), new_text.clone()),
         };
 
         // A drift that happens to change nothing is not a case of that drift.
         let drifted = matches!(
             drift,
-            Drift::None | Drift::CrlfFile | Drift::GutterNewOnly | Drift::PlaceholderEdit
+            Drift::None
+                | Drift::CrlfFile
+                | Drift::GutterNewOnly
+                | Drift::PlaceholderEdit
+                | Drift::MixedEndings
         ) || drift.tool() != Tool::Edit;
         if !drifted && old == old_text {
             continue;
@@ -492,6 +600,37 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
             continue;
         }
 
+        if matches!(drift, Drift::MixedEndings | Drift::PatchMixedEndings) {
+            // Each line of the file ends in CRLF or LF at random; the edit keeps each line's
+            // ending, and a line it adds ends as the line above it.
+            let crlf: Vec<bool> = (0..lines.len()).map(|_| rng.chance(0.5)).collect();
+            if crlf.iter().all(|c| *c) || !crlf.iter().any(|c| *c) {
+                continue;
+            }
+            let end = |line: &str, cr: bool| match line.strip_suffix('\n') {
+                Some(body) if cr => format!("{body}\r\n"),
+                _ => line.to_string(),
+            };
+            original = lines
+                .iter()
+                .zip(&crlf)
+                .map(|(l, c)| end(l, *c))
+                .collect::<String>()
+                .into_bytes();
+            let mut out: String = (0..start).map(|i| end(lines[i], crlf[i])).collect();
+            for (k, line) in intended.lines.iter().enumerate() {
+                let from = match intended.inserted_after {
+                    Some(j) if k == j + 1 => j,
+                    Some(j) if k > j + 1 => k - 1,
+                    _ => k,
+                };
+                out.push_str(&end(&format!("{line}\n"), crlf[start + from]));
+            }
+            for i in start + n..lines.len() {
+                out.push_str(&end(lines[i], crlf[i]));
+            }
+            expected = out.into_bytes();
+        }
         if drift == Drift::CrlfFile {
             original = text.replace('\n', "\r\n").into_bytes();
             expected = String::from_utf8(expected)
@@ -518,8 +657,12 @@ pub fn build(drift: Drift, file: &SourceFile, rng: &mut Rng) -> Option<Case> {
             }
             Tool::Patch => {
                 let patch = match drift {
-                    Drift::PatchNone | Drift::PlaceholderPatch => {
+                    Drift::PatchNone | Drift::PlaceholderPatch | Drift::PatchMixedEndings => {
                         unified(&file.name, first_line, &old, &new)
+                    }
+                    Drift::PatchAdjacentHunks => {
+                        let (a, b) = intended.pair.expect("rename_two_near marks its lines");
+                        two_hunks(&file.name, first_line, &span, &intended.lines, a, b)
                     }
                     Drift::PatchUnprefixedSpaces | Drift::PatchUnprefixedTabs => {
                         let lead = if drift == Drift::PatchUnprefixedTabs { '\t' } else { ' ' };

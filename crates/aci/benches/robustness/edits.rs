@@ -9,6 +9,10 @@ pub(super) struct Intended {
     pub(super) lines: Vec<String>,
     /// Index (in the span) of the line a new line was inserted after.
     pub(super) inserted_after: Option<usize>,
+    /// The one line the edit changes in place, when it changes only one.
+    pub(super) changed: Option<usize>,
+    /// Two nearby lines changed by two hunks.
+    pub(super) pair: Option<(usize, usize)>,
     pub(super) summary: String,
 }
 
@@ -86,6 +90,8 @@ pub(super) fn intend(
     Some(Intended {
         lines,
         inserted_after,
+        changed: None,
+        pair: None,
         summary: summary.join(", "),
     })
 }
@@ -319,4 +325,183 @@ pub(super) fn unified(name: &str, at: usize, old: &str, new: &str) -> String {
         old.lines().count(),
         new.lines().count()
     )
+}
+
+/// `line` with one identifier renamed (`name` → `name_v2`).
+fn rename_in(line: &str, rng: &mut Rng) -> Option<String> {
+    let ids = identifiers(line);
+    if ids.is_empty() {
+        return None;
+    }
+    let (s, e) = *rng.pick(&ids);
+    Some(format!("{}{}_v2{}", &line[..s], &line[s..e], &line[e..]))
+}
+
+/// The edit of an inline comment: one line without trailing blanks gets `  # note` (in the
+/// file's comment syntax) at its end, two spaces before it as the common style has.
+pub(super) fn extend_a_line(span: &[&str], comment: &str, rng: &mut Rng) -> Option<Intended> {
+    let eligible: Vec<usize> = (0..span.len())
+        .filter(|&i| !is_blank(span[i]) && span[i].trim_end() == span[i])
+        .collect();
+    if eligible.is_empty() {
+        return None;
+    }
+    let i = *rng.pick(&eligible);
+    let mut lines: Vec<String> = span.iter().map(|l| l.to_string()).collect();
+    lines[i] = format!("{}  {comment} note: keep in sync", span[i]);
+    Some(Intended {
+        lines,
+        inserted_after: None,
+        changed: Some(i),
+        pair: None,
+        summary: format!("append an inline comment to span line {}", i + 1),
+    })
+}
+
+/// Pairs of span lines one or two apart that can each take a rename.
+pub(super) fn adjacent_pairs(span: &[&str]) -> Vec<(usize, usize)> {
+    let ok = |i: usize| !is_blank(span[i]) && !identifiers(span[i]).is_empty();
+    let mut out = Vec::new();
+    for a in 0..span.len() {
+        for b in a + 1..(a + 3).min(span.len()) {
+            if ok(a) && ok(b) {
+                out.push((a, b));
+            }
+        }
+    }
+    out
+}
+
+/// Two renames on lines one or two apart: what two hunks with overlapping context change.
+pub(super) fn rename_two_near(span: &[&str], rng: &mut Rng) -> Option<Intended> {
+    let pairs = adjacent_pairs(span);
+    if pairs.is_empty() {
+        return None;
+    }
+    let (a, b) = *rng.pick(&pairs);
+    let mut lines: Vec<String> = span.iter().map(|l| l.to_string()).collect();
+    lines[a] = rename_in(span[a], rng)?;
+    lines[b] = rename_in(span[b], rng)?;
+    Some(Intended {
+        lines,
+        inserted_after: None,
+        changed: None,
+        pair: Some((a, b)),
+        summary: format!("rename in span lines {} and {}", a + 1, b + 1),
+    })
+}
+
+/// Two hunks, each written against the original file as `diff -u` writes them: the first
+/// changes line `a` and shows line `b` as context, the second changes `b` and shows line `a`
+/// as it was before the first hunk.
+pub(super) fn two_hunks(
+    name: &str,
+    first_line: usize,
+    span: &[&str],
+    new: &[String],
+    a: usize,
+    b: usize,
+) -> String {
+    let hunk = |lo: usize, hi: usize, change: usize| {
+        let mut body = String::new();
+        for i in lo..=hi {
+            if i == change {
+                body.push_str(&format!("-{}\n+{}\n", span[i], new[i]));
+            } else {
+                body.push_str(&format!(" {}\n", span[i]));
+            }
+        }
+        let len = hi + 1 - lo;
+        let at = first_line + lo;
+        format!("@@ -{at},{len} +{at},{len} @@\n{body}")
+    };
+    format!(
+        "--- a/{name}\n+++ b/{name}\n{}{}",
+        hunk(a.saturating_sub(1), b, a),
+        hunk(a, (b + 1).min(span.len() - 1), b)
+    )
+}
+
+/// Leading spaces turned into non-breaking spaces, as some chat channels render them.
+pub(super) fn nbsp_indent(text: &str) -> String {
+    let lines: Vec<String> = lines_of(text)
+        .iter()
+        .map(|l| {
+            let n = l.len() - l.trim_start_matches(' ').len();
+            format!("{}{}", "\u{a0}".repeat(n), &l[n..])
+        })
+        .collect();
+    join_lines(&lines)
+}
+
+/// The read formats of other agents, by index: cat -n, nl, Claude Code, Codex, `%4d: `, grep -n.
+pub(super) const NUMBER_STYLES: [&str; 6] = [
+    "as cat -n",
+    "as nl",
+    "as Claude Code's 12→",
+    "as Codex's L12:",
+    "as %4d: ",
+    "as grep -n",
+];
+
+/// `lines` with another agent's line numbers: `first` is the file line of the first, and
+/// `first_numbered` the nl number of its first non-blank line (nl numbers only those).
+pub(super) fn number_lines(
+    lines: &[&str],
+    style: usize,
+    first: usize,
+    first_numbered: usize,
+) -> String {
+    let mut nl = first_numbered;
+    let out: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            let n = first + k;
+            match style {
+                0 => format!("{n:6}\t{l}"),
+                1 if is_blank(l) => "       ".to_string(),
+                1 => {
+                    nl += 1;
+                    format!("{:6}\t{l}", nl - 1)
+                }
+                2 => format!("{n:6}→{l}"),
+                3 => format!("L{n}: {l}"),
+                4 => format!("{n:4}: {l}"),
+                _ => format!("{n}:{l}"),
+            }
+        })
+        .collect();
+    join_lines(&out)
+}
+
+/// The ASCII punctuation a CJK channel turns full-width.
+pub(super) const FULL_WIDTH: [char; 8] = ['(', ')', ':', ',', ';', '=', '[', ']'];
+
+/// What a lossy channel does to text: the punctuation `seen` (the text the model read) has
+/// turned full-width, and a zero-width space after the indentation of every other line.
+pub(super) fn channel_drift(text: &str, seen: &str) -> String {
+    let lines: Vec<String> = lines_of(text)
+        .iter()
+        .map(|l| {
+            let body: String = l
+                .chars()
+                .map(|c| {
+                    if FULL_WIDTH.contains(&c) && seen.contains(c) {
+                        char::from_u32(c as u32 + 0xFEE0).unwrap_or(c)
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            let n = body.len() - body.trim_start().len();
+            // The same line gets the same mark in old and new: decided by its text.
+            if !is_blank(l) && l.len() % 2 == 0 {
+                format!("{}\u{200b}{}", &body[..n], &body[n..])
+            } else {
+                body
+            }
+        })
+        .collect();
+    join_lines(&lines)
 }

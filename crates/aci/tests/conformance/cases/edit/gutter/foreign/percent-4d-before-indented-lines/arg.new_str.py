@@ -1,0 +1,2 @@
+    with open(path) as f:
+        data = f.read().strip()
