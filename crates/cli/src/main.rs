@@ -74,7 +74,7 @@ fn main() -> ExitCode {
     match dispatch(Cli::parse()) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("slmcode: {e:#}");
+            terminal::errln!("slmcode: {e:#}");
             ExitCode::from(2)
         }
     }

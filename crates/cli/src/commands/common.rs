@@ -14,7 +14,7 @@ use slmcode_agent::user_config::UserConfig;
 use slmcode_agent::{hooks, specialist};
 
 use super::run;
-use crate::terminal;
+use crate::terminal::{self, errln};
 
 /// The coding registry, or the specialist one with the user's MCP servers and endpoint (whose
 /// tokens then join the secrets results are cleaned of).
@@ -43,7 +43,7 @@ pub fn with_project_hooks(registry: Registry, ws: &Workspace) -> Result<Registry
         Err((hash, e)) => (hash, Err(e)),
     };
     if !hash.is_some_and(|h| Approvals::HOOKS.is_approved(root, &h)) {
-        eprintln!(
+        errln!(
             "slmcode: warning: .slmcode/hooks.json is not trusted, so its hooks do not run. Review it, then `slmcode hooks trust`"
         );
         return Ok(registry);
@@ -56,18 +56,15 @@ pub fn with_project_hooks(registry: Registry, ws: &Workspace) -> Result<Registry
 
 /// Prints a subcommand's result: the text on stdout, or the error on stderr with exit 1.
 pub fn report(what: &str, result: Result<String, ToolError>) -> Result<ExitCode> {
-    // Staged diffs, file names and transcripts come from the project: shown escaped.
+    // Staged diffs, file names and transcripts come from the project: a person's streams
+    // show them escaped.
     match result {
         Ok(text) => {
-            writeln!(
-                std::io::stdout().lock(),
-                "{}",
-                terminal::escape(text.trim_end())
-            )?;
+            writeln!(terminal::stdout(), "{}", text.trim_end())?;
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("{what}: {}", terminal::escape(&e.to_string()));
+            errln!("{what}: {e}");
             Ok(ExitCode::from(1))
         }
     }
@@ -100,7 +97,7 @@ pub fn open_workspace(root: Option<PathBuf>) -> Result<Workspace> {
         Approvals::CONFIG.is_approved(&canonical, hash)
     })?;
     for w in warnings {
-        eprintln!("slmcode: warning: {w}");
+        errln!("slmcode: warning: {w}");
     }
     Ok(Workspace::new(jail, config))
 }

@@ -83,7 +83,6 @@ fn show(ws: &Workspace, as_json: bool) -> Result<ExitCode> {
         from: servers_origin,
         ignored: None,
     });
-    let mut out = std::io::stdout().lock();
     if as_json {
         let list: Vec<_> = rows
             .iter()
@@ -95,8 +94,13 @@ fn show(ws: &Workspace, as_json: bool) -> Result<ExitCode> {
                 row
             })
             .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        writeln!(
+            terminal::machine_stdout(),
+            "{}",
+            serde_json::to_string_pretty(&list)?
+        )?;
     } else {
+        let mut out = terminal::stdout();
         let width = rows.iter().map(|r| r.key.len()).max().unwrap_or(0);
         let vwidth = rows
             .iter()
@@ -121,9 +125,7 @@ fn show(ws: &Workspace, as_json: bool) -> Result<ExitCode> {
             writeln!(
                 out,
                 "{:<width$}  {:<vwidth$}  {}{ignored}",
-                r.key,
-                terminal::escape(&r.value),
-                r.from
+                r.key, r.value, r.from
             )?;
         }
     }
@@ -134,7 +136,7 @@ fn show(ws: &Workspace, as_json: bool) -> Result<ExitCode> {
 /// content of the project's config, which may then loosen safety settings.
 fn trust_config(ws: &Workspace, trust: bool) -> Result<ExitCode> {
     let root = ws.jail.root();
-    let mut out = std::io::stdout().lock();
+    let mut out = terminal::stdout();
     if !trust {
         Approvals::CONFIG
             .set(root, None)

@@ -11,6 +11,7 @@ use slmcode_aci::{syntax, Config, Workspace};
 
 use super::common::open_workspace;
 use super::run;
+use crate::terminal;
 
 /// The arguments of `slmcode doctor`.
 #[derive(clap::Args)]
@@ -166,7 +167,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     checks.push(sandbox_check(&ws.config));
     // The grammars, each parsing a small valid file.
     checks.push(grammar_check());
-    let mut out = std::io::stdout().lock();
+    let mut out = terminal::stdout();
     let mut failed = false;
     for c in &checks {
         let mark = match (c.ok, c.essential) {
@@ -197,7 +198,7 @@ fn probe_model(ws: &Workspace, model: &str, write: bool) -> Result<()> {
         .build()?;
     let listed = runtime.block_on(backend.models())?;
     let (window, _) = run::settle_context(&runtime, &mut backend, &ws.config, model, &listed);
-    let mut out = std::io::stdout().lock();
+    let mut out = terminal::stdout();
     writeln!(
         out,
         "\nprobing {model} (a few requests; a long one fills most of the {}-token context)",

@@ -11,6 +11,7 @@ use slmcode_agent::evolve::{self, Evolve};
 
 use super::common::open_workspace;
 use super::run;
+use crate::terminal;
 
 /// The arguments of `slmcode evolve`.
 #[derive(clap::Args)]
@@ -44,7 +45,7 @@ pub fn run(args: EvolveArgs) -> Result<ExitCode> {
     let Some(path) = Evolve::default_path() else {
         bail!("no HOME or XDG_DATA_HOME, so there is no learned state");
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = terminal::stdout();
     match args.action {
         EvolveAction::Stats => {
             let state = Evolve::load(&path)?;

@@ -46,7 +46,7 @@ pub fn run(args: HooksArgs) -> Result<ExitCode> {
             .set(root, None)
             .map_err(|e| anyhow::anyhow!(e))?;
         writeln!(
-            std::io::stdout().lock(),
+            terminal::stdout(),
             "hooks of {} are no longer trusted",
             root.display()
         )?;
@@ -56,7 +56,7 @@ pub fn run(args: HooksArgs) -> Result<ExitCode> {
         Ok(Some(f)) => f,
         Ok(None) => {
             writeln!(
-                std::io::stdout().lock(),
+                terminal::stdout(),
                 "no .slmcode/hooks.json in {}",
                 root.display()
             )?;
@@ -64,7 +64,7 @@ pub fn run(args: HooksArgs) -> Result<ExitCode> {
         }
         Err((_, e)) => bail!(e),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = terminal::stdout();
     match action {
         HooksAction::List => {
             for h in file.hooks.pre.iter().chain(&file.hooks.post) {
@@ -72,8 +72,8 @@ pub fn run(args: HooksArgs) -> Result<ExitCode> {
                     out,
                     "{:<11} {:<20} {}  (timeout {} s)",
                     h.event,
-                    terminal::escape(&h.matcher),
-                    terminal::escape(&h.command),
+                    h.matcher,
+                    h.command,
                     h.timeout.as_secs()
                 )?;
             }

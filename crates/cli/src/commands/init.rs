@@ -12,6 +12,7 @@ use slmcode_aci::ToolError;
 use slmcode_aci::{state, Config};
 
 use super::common::open_workspace;
+use crate::terminal::{self, errln};
 
 /// The arguments of `slmcode init`.
 #[derive(clap::Args)]
@@ -65,7 +66,7 @@ pub fn run(args: InitArgs) -> Result<ExitCode> {
     ] {
         let exists = ws.jail.symlink_metadata(path).is_ok();
         if exists && !force {
-            eprintln!("slmcode init: {path} exists; left as it is (--force replaces it)");
+            errln!("slmcode init: {path} exists; left as it is (--force replaces it)");
             continue;
         }
         state::write_shared(&ws.jail, path, text.as_bytes())
@@ -73,7 +74,7 @@ pub fn run(args: InitArgs) -> Result<ExitCode> {
         wrote.push(path.to_string());
     }
     if !wrote.is_empty() {
-        writeln!(std::io::stdout().lock(), "wrote {}", wrote.join(", "))?;
+        writeln!(terminal::stdout(), "wrote {}", wrote.join(", "))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ use anyhow::Result;
 use slmcode_agent::prompt;
 
 use super::common::open_workspace;
+use crate::terminal::{self, errln};
 
 /// The arguments of `slmcode map`.
 #[derive(clap::Args)]
@@ -34,7 +35,7 @@ pub fn run(MapArgs { task, tokens, root }: MapArgs) -> Result<ExitCode> {
     let elapsed = started.elapsed();
     let indexed = ws.session.symbols.files().count();
     let Some(map) = map else {
-        eprintln!(
+        errln!(
             "slmcode: no repo map: {}",
             if tokens == 0 {
                 "repo_map_tokens is 0".to_string()
@@ -44,8 +45,8 @@ pub fn run(MapArgs { task, tokens, root }: MapArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     };
-    writeln!(std::io::stdout().lock(), "{}", map.text)?;
-    eprintln!(
+    writeln!(terminal::stdout(), "{}", map.text)?;
+    errln!(
         "slmcode: {} definitions from {} files, ~{} of {tokens} tokens; {indexed} code files indexed; {} ms",
         map.definitions,
         map.files,

@@ -11,6 +11,7 @@ use slmcode_aci::Registry;
 use slmcode_agent::mcp::server::{self, HttpOptions};
 
 use super::common::{open_workspace, with_project_hooks};
+use crate::terminal::{self, errln};
 
 /// The arguments of `slmcode mcp`.
 #[derive(clap::Args)]
@@ -55,7 +56,7 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
 /// stdout carries JSON-RPC and nothing else.
 fn serve(root: Option<PathBuf>, http: Option<HttpOptions>) -> Result<ExitCode> {
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(terminal::stderr)
         .with_ansi(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SLMCODE_LOG")
@@ -81,7 +82,7 @@ fn serve(root: Option<PathBuf>, http: Option<HttpOptions>) -> Result<ExitCode> {
                     let _ = tokio::signal::ctrl_c().await;
                 },
                 |addr| {
-                    eprintln!(
+                    errln!(
                         "slmcode mcp: serving http://{addr}/mcp for {}",
                         root.display()
                     )

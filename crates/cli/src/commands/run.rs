@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::terminal::{self, errln};
 use anyhow::{bail, Context, Result};
 use slmcode_aci::{lang, Config, Registry, Workspace};
 use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, Notice, DEFAULT_ENDPOINT};
@@ -93,7 +94,7 @@ pub fn backend(config: &Config, stream: bool) -> Result<Backend> {
         Some(var) => match std::env::var(var) {
             Ok(k) if !k.is_empty() => Some(k),
             _ => {
-                eprintln!("slmcode: warning: api_key_env names {var}, which is not set; sending no API key");
+                errln!("slmcode: warning: api_key_env names {var}, which is not set; sending no API key");
                 None
             }
         },
@@ -141,7 +142,7 @@ fn show_notice(notice: &Notice) {
             cached,
         } => format!("reading the prompt: {processed} of {total} tokens ({cached} from its cache)"),
     };
-    eprintln!("  [{text}]");
+    errln!("  [{text}]");
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -180,7 +181,7 @@ pub fn models(config: &Config, query: Option<&str>, limit: usize) -> Result<Exit
     let listed = runtime()?.block_on(backend.models())?;
     let text =
         slmcode_agent::find_models::describe(&listed, query, limit.max(1), backend.endpoint());
-    writeln!(std::io::stdout().lock(), "{text}")?;
+    writeln!(terminal::stdout(), "{text}")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -199,14 +200,14 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     let (window, ollama) = settle_context(&runtime, &mut backend, &ws.config, &model, &listed);
     // Through Ollama's own API the run sets the context itself: nothing to warn of.
     if let Some(w) = window.warning().filter(|_| !ollama) {
-        eprintln!("slmcode: warning: {w}");
+        errln!("slmcode: warning: {w}");
     }
     let max_turns = ws.config.max_turns.max(1);
     let mut warnings = Vec::new();
     let user_skills = user_config::config_dir().map(|d| d.join("skills"));
     let skill_list = skills::load(&ws.jail, user_skills.as_deref(), &mut warnings);
     for w in warnings {
-        eprintln!("slmcode: warning: skill {w}");
+        errln!("slmcode: warning: skill {w}");
     }
     let skills_text = skills::render(&skill_list, &task);
     // The edit format: the bandit's choice for this model family and language.
@@ -216,7 +217,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     let learned = match state_path.as_deref().map(Evolve::load) {
         Some(Ok(e)) => e,
         Some(Err(e)) => {
-            eprintln!("slmcode: warning: {e}; learning starts afresh for this run");
+            errln!("slmcode: warning: {e}; learning starts afresh for this run");
             Evolve::default()
         }
         None => Evolve::default(),
@@ -224,17 +225,19 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     let arm = match &follow {
         // The saved conversation teaches its edit format; a follow-up keeps it.
         Some(saved) => {
-            eprintln!(
+            errln!(
                 "edit format: {} for {family} · {language} (as in run {}, which this follows up)",
-                saved.arm, saved.run_id
+                saved.arm,
+                saved.run_id
             );
             saved.arm
         }
         None => {
             let choice = learned.choose(&family, language, !args.no_explore, &mut rand::rng());
-            eprintln!(
+            errln!(
                 "edit format: {} for {family} · {language} ({})",
-                choice.arm, choice.reason
+                choice.arm,
+                choice.reason
             );
             choice.arm
         }
@@ -292,7 +295,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     };
     let run_id = agent.trajectory().id.clone();
     let log = agent.trajectory().path.to_string();
-    eprintln!(
+    errln!(
         "slmcode run {run_id}{follows} · {model} at {endpoint} · {}{} · up to {max_turns} turns",
         window.describe(),
         if ollama {
@@ -316,7 +319,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         let mut memory = ServerMemory::load(path);
         memory.remember_text_tools(&endpoint, &model, why, slmcode_aci::state::now());
         if let Err(e) = memory.save(path) {
-            eprintln!("slmcode: warning: could not remember that the server refused tools: {e}");
+            errln!("slmcode: warning: could not remember that the server refused tools: {e}");
         }
     }
     if let Some(path) = &state_path {
@@ -329,7 +332,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
             slmcode_aci::state::now(),
         );
         if let Err(e) = learned.save(path) {
-            eprintln!("slmcode: warning: could not save what this run taught: {e}");
+            errln!("slmcode: warning: could not save what this run taught: {e}");
         }
     }
     let answer = &outcome.answer;
@@ -342,7 +345,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
             answer.files_changed.join(", ")
         )
     };
-    eprintln!(
+    errln!(
         "\n{} · {files} · {} turn(s) · {:.1} s\n{}\ntrajectory: {log}",
         answer.status,
         outcome.turns,
@@ -350,11 +353,11 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         answer.summary.trim()
     );
     if answer.status == "interrupted" {
-        eprintln!("stopped; what the run did is in {log} (slmcode runs show {run_id}); go on with slmcode run --resume {run_id} \"…\"");
+        errln!("stopped; what the run did is in {log} (slmcode runs show {run_id}); go on with slmcode run --resume {run_id} \"…\"");
     }
     if args.json {
         writeln!(
-            std::io::stdout().lock(),
+            terminal::machine_stdout(),
             "{}",
             serde_json::to_string(answer)?
         )?;
@@ -377,7 +380,7 @@ fn tool_mode(config: &Config, memory: Option<&Path>, endpoint: &str, model: &str
     let memory = memory.map(ServerMemory::load).unwrap_or_default();
     match memory.text_tools(endpoint, model) {
         Some(why) => {
-            eprintln!(
+            errln!(
                 "tools in the prompt: {endpoint} refused tools for {model} in an earlier run ({why}); set tool_mode: native to try them again"
             );
             ToolMode::Text
@@ -434,7 +437,7 @@ fn choose_model(ws: &Workspace, listed: &[ModelInfo]) -> Result<String> {
         Some(m) => {
             if !listed.is_empty() && !listed.iter().any(|x| x.id == m) {
                 let names: Vec<&str> = listed.iter().take(8).map(|x| x.id.as_str()).collect();
-                eprintln!(
+                errln!(
                     "slmcode: warning: the server does not list the model {m} (it lists: {}); asking for it anyway",
                     names.join(", ")
                 );
@@ -455,7 +458,7 @@ fn progress(event: &Event) {
     use std::sync::atomic::{AtomicBool, Ordering};
     // "turn N/M" waits on its line for the reply's figures; anything else starts a new line.
     static TURN_LINE_OPEN: AtomicBool = AtomicBool::new(false);
-    let mut err = std::io::stderr().lock();
+    let mut err = terminal::stderr();
     let open = TURN_LINE_OPEN.swap(matches!(event, Event::Turn { .. }), Ordering::Relaxed);
     if open && !matches!(event, Event::Reply { .. }) {
         let _ = writeln!(err);

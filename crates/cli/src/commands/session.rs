@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use slmcode_aci::{Registry, Workspace};
 
 use super::common::{open_workspace, registry};
+use crate::terminal;
 
 /// The arguments of `slmcode session`.
 #[derive(clap::Args)]
@@ -29,7 +30,7 @@ pub fn run(args: SessionArgs) -> anyhow::Result<ExitCode> {
         &registry,
         &mut ws,
         std::io::stdin().lock(),
-        std::io::stdout().lock(),
+        terminal::machine_stdout(),
     )?;
     Ok(ExitCode::SUCCESS)
 }

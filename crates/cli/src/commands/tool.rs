@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use slmcode_agent::specialist;
 
 use super::common::{open_workspace, registry};
+use crate::terminal;
 
 /// The arguments of `slmcode tool`.
 #[derive(clap::Args)]
@@ -31,7 +32,7 @@ pub fn run(ToolArgs { name, args, root }: ToolArgs) -> Result<ExitCode> {
     let mut ws = open_workspace(root)?;
     let registry = registry(specialist::is_meta_tool(&name), &mut ws)?;
     let result = registry.call(&mut ws, &name, &args);
-    let mut out = std::io::stdout().lock();
+    let mut out = terminal::machine_stdout();
     writeln!(out, "{}", result.text)?;
     Ok(if result.is_error {
         ExitCode::from(1)

@@ -9,6 +9,7 @@ use anyhow::Result;
 use slmcode_aci::Registry;
 
 use super::common::{open_workspace, registry};
+use crate::terminal;
 
 /// The arguments of `slmcode tools`.
 #[derive(clap::Args)]
@@ -38,7 +39,6 @@ pub fn run(args: ToolsArgs) -> Result<ExitCode> {
 }
 
 fn print_tools(registry: &Registry, json: bool) -> Result<()> {
-    let mut out = std::io::stdout().lock();
     if json {
         let list: Vec<serde_json::Value> = registry
             .specs()
@@ -54,9 +54,14 @@ fn print_tools(registry: &Registry, json: bool) -> Result<()> {
                 })
             })
             .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        writeln!(
+            terminal::machine_stdout(),
+            "{}",
+            serde_json::to_string_pretty(&list)?
+        )?;
         return Ok(());
     }
+    let mut out = terminal::stdout();
     for spec in registry.specs() {
         writeln!(out, "{}\n  {}", spec.name, spec.description)?;
         for p in spec.params {

@@ -30,6 +30,7 @@ mod safety;
 mod session;
 mod setup;
 mod shell;
+mod terminal;
 mod todo;
 
 /// Every test file here is declared above, and no test binary stands beside this one.
