@@ -33,6 +33,7 @@ pub mod state;
 mod suggest;
 pub mod symbols;
 pub mod syntax;
+pub mod terminal;
 pub mod text;
 pub mod tools;
 mod walk;

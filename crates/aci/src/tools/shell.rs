@@ -19,6 +19,7 @@ use crate::shell;
 use crate::shell::exec::{execute, Executed, Extra};
 use crate::shell::policy::{self, Policy};
 use crate::shell::run::Exit;
+use crate::terminal::Human;
 use crate::workspace::Workspace;
 
 pub struct ShellTool;
@@ -169,7 +170,12 @@ fn ask(command: &str) -> bool {
     else {
         return false;
     };
-    if write!(tty, "slmcode: allow ws_shell to run `{command}`? [y/N] ").is_err() {
+    // The command is the model's: shown escaped, so it cannot rewrite what is asked.
+    let asked = write!(
+        Human::new(&mut tty),
+        "slmcode: allow ws_shell to run `{command}`? [y/N] "
+    );
+    if asked.is_err() {
         return false;
     }
     let mut answer = String::new();

@@ -379,6 +379,59 @@ fn evolve_why_shows_the_family_escaped() {
     );
 }
 
+/// ws_shell's question under `shell_permission: ask` shows the model's command escaped on the
+/// terminal it asks on: an erase-line cannot put a harmless command where the real one is.
+/// `script` gives the binary a terminal; the person answers no.
+#[test]
+fn the_shell_approval_prompt_shows_the_command_escaped() {
+    let p = Project::new();
+    p.write(".slmcode/config.yaml", "shell_permission: ask\n");
+    // The model's command, as JSON escapes (the shell line stays ASCII).
+    // The result is for the model: kept apart from the terminal, byte-exact.
+    let result = p.root().join("result.txt");
+    let call = r#"{"command":"cargo test \u001b[2K\u0007\u009b1A\u202e --release"}"#;
+    let mut child = Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "{} tool ws_shell '{call}' --root {} > {}",
+                env!("CARGO_BIN_EXE_slmcode"),
+                p.root().display(),
+                result.display()
+            ),
+            "/dev/null",
+        ])
+        .env("XDG_CONFIG_HOME", p.root().join("no-user-config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("script (util-linux)");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"n\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    // What the terminal got. Its line discipline turns each newline into CR LF: those are
+    // the terminal's own, so only what the command carried is looked for.
+    let screen = String::from_utf8(out.stdout).expect("UTF-8 on the terminal");
+    assert!(
+        screen.contains(
+            "allow ws_shell to run `cargo test \\x1b[2K\\x07\\x9b1A\\u{202e} --release`?"
+        ),
+        "{screen:?}"
+    );
+    for raw in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+        assert!(
+            !screen.contains(raw),
+            "{raw:?} reached the terminal: {screen:?}"
+        );
+    }
+    let result = std::fs::read_to_string(&result).unwrap();
+    assert!(
+        result.contains(
+            "`cargo test \u{1b}[2K\u{7}\u{9b}1A\u{202e} --release` needs the user's approval"
+        ),
+        "{result:?}"
+    );
+}
+
 /// What a program reads is left as it is: `slmcode tool` prints what the model sees, and
 /// `session` answers in JSON, byte for byte.
 #[test]
@@ -395,13 +448,20 @@ fn machine_outputs_keep_the_bytes() {
     assert_eq!(out[0]["text"], json!(format!("     1|repo{EVIL}")));
 }
 
-/// Where a source file may reach stdout or stderr itself, and why: everything else writes
-/// through `crates/cli/src/terminal.rs`, whose streams for a person escape what they show.
-const RAW_STREAMS_ALLOWED: &[(&str, &str, &str)] = &[(
-    "crates/agent/src/mcp/stdio.rs",
-    "io::stdout",
-    "JSON-RPC for the MCP client, byte-exact",
-)];
+/// Where a source file may reach a terminal itself, and why: everything else writes through
+/// `crates/cli/src/terminal.rs`, whose streams for a person escape what they show.
+const RAW_STREAMS_ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "crates/agent/src/mcp/stdio.rs",
+        "io::stdout",
+        "JSON-RPC for the MCP client, byte-exact",
+    ),
+    (
+        "crates/aci/src/tools/shell.rs",
+        "\"/dev/tty\"",
+        "the approval question, written through slmcode_aci::terminal::Human",
+    ),
+];
 
 /// What in a line of code writes to stdout or stderr without `terminal.rs`, if anything.
 fn raw_stream(line: &str) -> Option<&'static str> {
@@ -424,6 +484,7 @@ fn raw_stream(line: &str) -> Option<&'static str> {
         "stdout()",
         "stderr()",
         "Stdio::inherit",
+        "\"/dev/tty\"",
     ]
     .into_iter()
     .find(|w| code.contains(w))
@@ -457,8 +518,8 @@ fn raw_writes(text: &str) -> Vec<(usize, &'static str)> {
         .collect()
 }
 
-/// A new command cannot print outside text raw: no source of any crate writes to stdout or
-/// stderr but `terminal.rs` (and the few byte-exact machine streams named above).
+/// A new command cannot print outside text raw: no source of any crate writes to stdout,
+/// stderr or the terminal but `terminal.rs` (and the few places named above).
 #[test]
 fn only_terminal_rs_writes_to_the_terminal() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -496,7 +557,7 @@ fn only_terminal_rs_writes_to_the_terminal() {
 
 #[test]
 fn the_stream_check_finds_what_it_looks_for() {
-    let code = "fn a() {}\nprintln!(\"x\");\nlet e = std::io::stderr().lock();\n// eprintln! in a comment\n.with_writer(std::io::stderr)\neprint!(\"y\");\nlet o = terminal::stdout();\nwriteln!(terminal::machine_stdout(), \"{j}\")?;\nlet s = stdout();\n#[cfg(test)]\nmod tests { fn t() { eprintln!(\"ok\"); } }\n";
+    let code = "fn a() {}\nprintln!(\"x\");\nlet e = std::io::stderr().lock();\n// eprintln! in a comment\n.with_writer(std::io::stderr)\neprint!(\"y\");\nlet o = terminal::stdout();\nwriteln!(terminal::machine_stdout(), \"{j}\")?;\nlet s = stdout();\nlet t = open(\"/dev/tty\");\n#[cfg(test)]\nmod tests { fn t() { eprintln!(\"ok\"); } }\n";
     let found: Vec<usize> = raw_writes(code).into_iter().map(|(l, _)| l).collect();
-    assert_eq!(found, vec![2, 3, 5, 6, 9]);
+    assert_eq!(found, vec![2, 3, 5, 6, 9, 10]);
 }
