@@ -82,6 +82,12 @@ impl Text {
         !self.cr_at.is_empty()
     }
 
+    /// True when some lines end in `\r\n` and others in `\n`.
+    pub fn mixes_endings(&self) -> bool {
+        let total = memchr::memchr_iter(b'\n', self.view.as_bytes()).count();
+        !self.cr_at.is_empty() && self.cr_at.len() != total
+    }
+
     /// The whole view as one range: a rewrite of the file spliced over it keeps each line's
     /// ending and the BOM as [`Text::splice`] does.
     pub fn whole(&self) -> Range<usize> {
@@ -136,8 +142,7 @@ impl Text {
     /// before the span, at the span's start), or, at the top of the file, as the line below.
     fn endings(&self, range: &Range<usize>, replacement: &str) -> Vec<bool> {
         let breaks = memchr::memchr_iter(b'\n', replacement.as_bytes()).count();
-        let total = memchr::memchr_iter(b'\n', self.view.as_bytes()).count();
-        if self.cr_at.is_empty() || self.cr_at.len() == total {
+        if !self.mixes_endings() {
             return vec![!self.cr_at.is_empty(); breaks];
         }
         let is_cr = |view_nl: usize| self.cr_at.binary_search(&view_nl).is_ok();

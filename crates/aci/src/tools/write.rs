@@ -125,10 +125,10 @@ impl Tool for WriteTool {
                     if own_bom && !text.has_bom() {
                         bytes.splice(0..0, *b"\xEF\xBB\xBF");
                     }
-                    notes.push(if text.is_crlf() {
-                        "[kept the file's CRLF line endings]"
-                    } else {
+                    notes.push(if text.mixes_endings() {
                         "[kept each line's own CRLF or LF ending]"
+                    } else {
+                        "[kept the file's CRLF line endings]"
                     });
                 } else if kept_bom {
                     bytes.splice(0..0, *b"\xEF\xBB\xBF");
