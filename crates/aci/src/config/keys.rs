@@ -243,6 +243,14 @@ pub(super) const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "reply_timeout",
+        slot: Slot::Count {
+            min: 1,
+            max: 86_400,
+            field: |c| &mut c.reply_timeout,
+        },
+    },
+    Key {
         name: "repo_map_tokens",
         slot: Slot::Count {
             min: 0,

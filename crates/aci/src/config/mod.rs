@@ -98,6 +98,9 @@ pub struct Config {
     /// Seconds a request may wait for the first sign of a reply (slow hardware reading a long
     /// prompt); separate from the silence allowed once a reply flows.
     pub first_token_timeout: usize,
+    /// Seconds one reply may take once it has begun: a server that keeps a stream open with
+    /// empty deltas or keep-alive comments is never silent, so only this ends it.
+    pub reply_timeout: usize,
     /// Tokens the repo map in `slmcode run`'s task message may take (0: no map). The default
     /// fits an 8K context; a smaller context gets at most an eighth of it.
     pub repo_map_tokens: usize,
@@ -242,6 +245,7 @@ impl Default for Config {
             tool_mode: "auto",
             think: "auto",
             first_token_timeout: 900,
+            reply_timeout: DEFAULT_REPLY_TIMEOUT,
             repo_map_tokens: 1024,
             sampling: std::collections::BTreeMap::new(),
             endpoint: None,
@@ -252,6 +256,10 @@ impl Default for Config {
         }
     }
 }
+
+/// Seconds one model reply may take once it has begun, unless `reply_timeout` says otherwise:
+/// 4,096 tokens at 2–3 tokens a second (a CPU with a 30B model) fit.
+pub const DEFAULT_REPLY_TIMEOUT: usize = 1800;
 
 /// Files up to this size are checkpointed unless `checkpoint_max_bytes` says otherwise.
 pub const DEFAULT_CHECKPOINT_MAX_BYTES: u64 = 256 << 20;

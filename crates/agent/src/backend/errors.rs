@@ -48,6 +48,14 @@ pub enum BackendError {
          context_window so there is less to read"
     )]
     NoFirstToken { endpoint: String, secs: u64 },
+    /// The reply began but did not end by the reply deadline (a stream of empty deltas or
+    /// keep-alive comments is never silent); another try would stream as long.
+    #[error(
+        "{endpoint} did not finish its reply within {secs} s of beginning it: the server kept \
+         the reply open without ending it, or the model writes very slowly. On slow hardware \
+         raise reply_timeout (seconds), or lower max_tokens"
+    )]
+    ReplyTimeout { endpoint: String, secs: u64 },
     #[error("{endpoint} failed {tries} times: {detail}")]
     GaveUp {
         endpoint: String,
@@ -104,12 +112,29 @@ pub(super) fn connect_detail(e: &reqwest::Error) -> String {
     last
 }
 
-/// The phrasings servers use when they refuse `tools` for this model or fail to parse the
-/// model's tool calls with their own parser: deterministic failures, which another try of the
-/// same request only repeats (ollama#14834), but which tools described in the prompt avoid.
-/// Ollama ("… does not support tools", "error parsing tool call"), vLLM ("auto" tool choice
-/// requires --enable-auto-tool-choice), llama.cpp without `--jinja` ("tools param requires
-/// --jinja flag"), and the parse errors of their tool parsers.
+/// The phrasings servers use when they refuse `tools` for this model, cannot render or parse
+/// with them, or fail to parse the model's tool calls with their own parser: deterministic
+/// failures, which another try of the same request only repeats (ollama/ollama#14834,
+/// #18563), but which tools described in the prompt avoid. Each as the server words it today:
+/// - refusing tools: Ollama ("… does not support tools"), vLLM ("\"auto\" tool choice
+///   requires --enable-auto-tool-choice and --tool-call-parser to be set"), llama.cpp without
+///   `--jinja` ("tools param requires --jinja flag"), SGLang without a parser ("Unsupported
+///   tool_call_parser: None", sgl-project/sglang#10184);
+/// - a template that breaks on tools: llama.cpp ("Unable to generate parser for this
+///   template", noonghunna/club-3090#1250), LM Studio ("Error rendering prompt with jinja
+///   template", lmstudio-ai/lmstudio-bug-tracker#2012, #2180 — in a stream too);
+/// - the server's parser failing on the model's call: llama.cpp ("Failed to parse input at
+///   pos 1360: <tool_call>…", ggml-org/llama.cpp#24644, #23838, #20761, #20532 — a 500, or an
+///   error event in a stream), its older "Failed to parse tool call arguments as JSON";
+///   Ollama ("error parsing tool call: raw=…" for JSON formats; its Qwen3-Coder, GLM and
+///   Qwen3.5 parsers' Go XML errors, "XML syntax error on line 127: element <parameter> closed
+///   by </function>", "failed to parse XML: …", "expected element type <function> but have
+///   <parameter>", ollama/ollama#14834, #18563, continuedev/continue#10896; its Qwen3 parser's
+///   "failed to parse JSON: unexpected end of JSON input", ollama/ollama#14570 — a 500, or a
+///   `{"error": …}` line in a stream, ollama/ollama#12380).
+///
+/// vLLM and SGLang log their parser's failure and return the reply as text, which slmcode's
+/// own parser reads; LM Studio drops the call it cannot parse and says so only in its log.
 pub fn tools_refused(detail: &str) -> bool {
     let d = detail.to_ascii_lowercase();
     [
@@ -126,6 +151,13 @@ pub fn tools_refused(detail: &str) -> bool {
         "error in extracting tool call",
         "tool-call-parser",
         "tool_call_parser",
+        "failed to parse input at pos",
+        "unable to generate parser for this template",
+        "error rendering prompt with jinja template",
+        "xml syntax error",
+        "failed to parse xml",
+        "expected element type <",
+        "failed to parse json",
     ]
     .iter()
     .any(|p| d.contains(p))
@@ -171,6 +203,23 @@ mod tests {
             // llama.cpp without --jinja.
             "tools param requires --jinja flag",
             "Failed to parse tool call arguments as JSON",
+            // llama.cpp's chat parser on a Qwen3.6 call (ggml-org/llama.cpp#24644).
+            "Failed to parse input at pos 1360: <tool_call>\n<function=write>\n<parameter=content>",
+            // LFM2.5 (ggml-org/llama.cpp#23838).
+            "Failed to parse input at pos 395: <|tool_call_start|>[web_search_exa(query='x')]<|tool_call_end|>",
+            // llama.cpp unable to build a parser from the template (noonghunna/club-3090#1250).
+            "Unable to generate parser for this template. Automatic parser generation failed: While executing CallExpression at line 163, column 57",
+            // Ollama's Qwen3-Coder parser (ollama/ollama#18563) and GLM parser
+            // (continuedev/continue#10896).
+            "XML syntax error on line 127: element <parameter> closed by </function>",
+            "failed to parse XML: XML syntax error on line 1: element <tool_call> closed by </arg_value>",
+            "expected element type <function> but have <parameter>",
+            // Ollama's Qwen3 parser on a call cut off (ollama/ollama#14570).
+            "failed to parse JSON: unexpected end of JSON input",
+            // SGLang without --tool-call-parser (sgl-project/sglang#10184).
+            "Internal server error: Unsupported tool_call_parser: None",
+            // LM Studio's template on the request's tools (lmstudio-ai/lmstudio-bug-tracker#2012).
+            "Error rendering prompt with jinja template: \"Cannot call something that is not a function: got UndefinedValue\".",
         ] {
             assert!(tools_refused(d), "{d}");
         }
@@ -178,6 +227,8 @@ mod tests {
             "model not found",
             "This model's maximum context length is 8192 tokens",
             "invalid api key",
+            "Loading model",
+            "the request exceeds the available context size, try increasing it",
         ] {
             assert!(!tools_refused(d), "{d}");
         }

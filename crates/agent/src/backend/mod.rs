@@ -26,6 +26,20 @@ pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:11434/v1";
 /// How many times a request is tried in all when the failure is transient.
 pub const TRIES: u32 = 3;
 
+/// The most bytes of text, reasoning and calls one reply may bring: far past any real reply
+/// (`max_tokens` of 1,000,000 at 16 bytes a token), and what a server that never stops
+/// sending can cost in memory. A reply that reaches it is cut as if it reached `max_tokens`.
+pub const MAX_REPLY_BYTES: usize = 16 << 20;
+
+/// The most bytes the body of one reply may bring, its framing included (an SSE event of
+/// ~200 bytes carries a few characters): past it the reply is cut, so that a line that never
+/// ends cannot grow the stream reader's buffer without bound.
+pub(crate) const MAX_WIRE_BYTES: usize = 256 << 20;
+
+/// The most native calls one reply keeps: the loop runs one a turn, and a server may number
+/// a call anything (`"index": 1000000000`), which must never size anything.
+pub const MAX_REPLY_CALLS: usize = 64;
+
 /// One chat message as the OpenAI protocol carries it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Message {
@@ -174,6 +188,10 @@ pub struct BackendOptions {
     pub first_token: Duration,
     /// How long a server that answers "loading model" (503) is waited for.
     pub load_wait: Duration,
+    /// How long one reply may take once it has begun (the first event after the prompt was
+    /// read): a stream of empty deltas or keep-alive comments is never silent, so only this
+    /// ends it.
+    pub reply: Duration,
 }
 
 /// What a request is waiting on, for a user who would otherwise see nothing for minutes.
@@ -200,6 +218,7 @@ impl Default for BackendOptions {
             retry_base: Duration::from_millis(500),
             first_token: Duration::from_secs(900),
             load_wait: Duration::from_secs(600),
+            reply: Duration::from_secs(slmcode_aci::config::DEFAULT_REPLY_TIMEOUT as u64),
         }
     }
 }
@@ -290,10 +309,9 @@ impl Backend {
             return false;
         };
         response.status().is_success()
-            && response
-                .json::<Value>()
+            && page_json(response)
                 .await
-                .is_ok_and(|v| v["version"].is_string())
+                .is_some_and(|v| v["version"].is_string())
     }
 
     /// Sends what a request waits on (the model loading, the prompt being read) to `sink`.
@@ -407,9 +425,9 @@ impl Backend {
             }
             attempt += 1;
             let started = Instant::now();
-            let first = tokio::time::Instant::now() + self.options.first_token;
+            let mut clock = Clock::new(self.options.first_token, self.options.reply);
             let send = self.request(reqwest::Method::POST, &url).json(&body).send();
-            let Ok(sent) = tokio::time::timeout_at(first, send).await else {
+            let Ok(sent) = tokio::time::timeout_at(clock.first, send).await else {
                 return Err(self.no_first_token());
             };
             let response = match sent {
@@ -429,8 +447,8 @@ impl Backend {
             if status.is_success() {
                 let result = if self.options.stream {
                     match &self.ollama {
-                        Some(_) => ollama::read_stream(response, request.runaway, first).await,
-                        None => self.read_stream(response, request.runaway, first).await,
+                        Some(_) => ollama::read_stream(response, request.runaway, clock).await,
+                        None => self.read_stream(response, request.runaway, clock).await,
                     }
                 } else {
                     let read = async {
@@ -439,9 +457,11 @@ impl Backend {
                             None => self.read_whole(response).await,
                         }
                     };
-                    let whole = tokio::time::timeout_at(first, read)
+                    // The answer has begun (its headers came): the rest by the reply deadline.
+                    clock.begin();
+                    let whole = tokio::time::timeout_at(clock.deadline(), read)
                         .await
-                        .unwrap_or(Err(Transient::NoFirstToken));
+                        .unwrap_or(Err(Transient::ReplyDeadline));
                     whole.map(|mut reply| {
                         // A whole reply is judged at once, the same way.
                         if let Some(r) =
@@ -464,6 +484,28 @@ impl Backend {
                         continue;
                     }
                     Err(Transient::NoFirstToken) => return Err(self.no_first_token()),
+                    Err(Transient::ReplyDeadline) => {
+                        return Err(BackendError::ReplyTimeout {
+                            endpoint: self.base.clone(),
+                            secs: self.options.reply.as_secs(),
+                        })
+                    }
+                    // An error the server sent inside the reply is judged as its status
+                    // would be: a tool parser's failure switches to text, not retried.
+                    Err(Transient::Reported(status, detail)) => {
+                        if !request.tools.is_empty() && tools_refused(&detail) {
+                            return Err(BackendError::ToolsRefused {
+                                endpoint: self.base.clone(),
+                                status,
+                                detail,
+                            });
+                        }
+                        if is_context_overflow(&detail) {
+                            return Err(self.overflow(detail));
+                        }
+                        last = format!("the server reported: {detail}");
+                        continue;
+                    }
                 }
             }
             let retry_after = response
@@ -471,7 +513,10 @@ impl Backend {
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok());
-            let text = response.text().await.unwrap_or_default();
+            let text = body_bytes(response, MAX_PAGE_BYTES)
+                .await
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
             let detail = error_detail(&text);
             let code = status.as_u16();
             // llama.cpp answers 503 "Loading model" until the model is in memory: waited out
@@ -567,7 +612,13 @@ impl Backend {
             .await
             .map_err(|e| self.unreachable(&e))?;
         let status = response.status();
-        let text = response.text().await.unwrap_or_default();
+        let text = body_bytes(response, MAX_PAGE_BYTES)
+            .await
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map_err(|detail| BackendError::Protocol {
+                endpoint: self.base.clone(),
+                detail: format!("/models: {detail}"),
+            })?;
         if !status.is_success() {
             return Err(BackendError::Refused {
                 endpoint: self.base.clone(),
@@ -605,7 +656,7 @@ impl Backend {
                 .send()
                 .await
             {
-                if let Ok(tags) = r.json::<Value>().await {
+                if let Some(tags) = page_json(r).await {
                     for m in tags["models"].as_array().into_iter().flatten() {
                         let Some(name) = m["name"].as_str().or(m["model"].as_str()) else {
                             continue;
@@ -636,30 +687,139 @@ impl Backend {
     }
 }
 
-/// The next piece of a reply's stream. The first must come by the deadline in `first`
-/// (taken on the first call): a server silent past it has not started the reply.
-async fn next_piece<S>(
-    stream: &mut S,
-    first: &mut Option<tokio::time::Instant>,
-) -> Result<Option<S::Item>, Transient>
+/// The deadlines of one reply: its first sign by `first` (a server reading a long prompt is
+/// slow to start), then all of it within `reply` of that sign. Reports of the prompt being
+/// read do not start the reply, but cannot hold it off past `first`.
+#[derive(Clone, Copy, Debug)]
+struct Clock {
+    first: tokio::time::Instant,
+    reply: Duration,
+    /// When the reply must be finished, once it has begun.
+    until: Option<tokio::time::Instant>,
+}
+
+impl Clock {
+    fn new(first_token: Duration, reply: Duration) -> Clock {
+        Clock {
+            first: tokio::time::Instant::now() + first_token,
+            reply,
+            until: None,
+        }
+    }
+
+    /// The reply has begun (again, for a report of the prompt's progress): from now, or from
+    /// the first-token deadline if that came first.
+    fn begin(&mut self) {
+        self.until = Some(tokio::time::Instant::now().min(self.first) + self.reply);
+    }
+
+    /// What the next wait may last until.
+    fn deadline(&self) -> tokio::time::Instant {
+        self.until.unwrap_or(self.first)
+    }
+
+    /// The next piece of a reply's stream, by the deadline in force; the first piece begins
+    /// the reply.
+    async fn next_piece<S>(&mut self, stream: &mut S) -> Result<Option<S::Item>, Transient>
+    where
+        S: futures_util::Stream + Unpin,
+    {
+        use futures_util::StreamExt;
+        let piece = tokio::time::timeout_at(self.deadline(), stream.next())
+            .await
+            .map_err(|_| match self.until {
+                None => Transient::NoFirstToken,
+                Some(_) => Transient::ReplyDeadline,
+            })?;
+        if self.until.is_none() {
+            self.begin();
+        }
+        Ok(piece)
+    }
+}
+
+/// A reply's body (`response.bytes_stream()`), ending once [`MAX_WIRE_BYTES`] have come;
+/// the flag says that the body was cut there.
+fn bounded_body<S, D, E>(
+    body: S,
+) -> (
+    impl futures_util::Stream<Item = Result<D, E>>,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+)
 where
-    S: futures_util::Stream + Unpin,
+    S: futures_util::Stream<Item = Result<D, E>>,
+    D: AsRef<[u8]>,
 {
     use futures_util::StreamExt;
-    match first.take() {
-        Some(deadline) => tokio::time::timeout_at(deadline, stream.next())
-            .await
-            .map_err(|_| Transient::NoFirstToken),
-        None => Ok(stream.next().await),
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let cut = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = cut.clone();
+    let mut seen = 0usize;
+    let body = body.take_while(move |piece| {
+        if let Ok(bytes) = piece {
+            seen = seen.saturating_add(bytes.as_ref().len());
+        }
+        let within = seen <= MAX_WIRE_BYTES;
+        if !within {
+            flag.store(true, Ordering::Relaxed);
+        }
+        std::future::ready(within)
+    });
+    (body, cut)
+}
+
+/// The body of `response`, read to its end but never past `limit` bytes: a server's page is
+/// read whole only when it is the size of a page.
+pub(crate) async fn body_bytes(
+    response: reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, String> {
+    use futures_util::StreamExt;
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(piece) = stream.next().await {
+        let piece = piece.map_err(|e| format!("the reply broke: {e}"))?;
+        if body.len() + piece.len() > limit {
+            return Err(format!("the reply is larger than {} MiB", limit >> 20));
+        }
+        body.extend_from_slice(&piece);
     }
+    Ok(body)
+}
+
+/// The most bytes of an error body or a page about the server that are read.
+pub(crate) const MAX_PAGE_BYTES: usize = 16 << 20;
+
+/// A page about the server (its version, its models, its context), as JSON; `None` when it
+/// is not JSON or larger than [`MAX_PAGE_BYTES`].
+pub(crate) async fn page_json(response: reqwest::Response) -> Option<Value> {
+    let body = body_bytes(response, MAX_PAGE_BYTES).await.ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// The bytes a reply holds so far: text, reasoning and calls.
+fn reply_bytes(reply: &Reply) -> usize {
+    reply.content.len()
+        + reply.reasoning.len()
+        + reply
+            .tool_calls
+            .iter()
+            .map(|c| c.id.len() + c.function.name.len() + c.function.arguments.len())
+            .sum::<usize>()
 }
 
 /// Why reading a reply failed.
 enum Transient {
     /// Worth another try (a stream cut in the middle, a reply that is not JSON).
     Failed(String),
+    /// The server reported an error inside a reply that had begun (llama.cpp's and Ollama's
+    /// way of saying, mid-stream, that their tool parser failed): its code (500 when it gives
+    /// none) and words, judged like an error status.
+    Reported(u16, String),
     /// Nothing came before the first-token deadline: another try would wait as long again.
     NoFirstToken,
+    /// The reply began but did not finish within the reply deadline.
+    ReplyDeadline,
 }
 
 fn ollama_details(m: &Value) -> String {

@@ -10,7 +10,10 @@
 
 use serde_json::{json, Value};
 
-use super::{ChatRequest, Reply, Transient, Usage, WireFunction, WireToolCall};
+use super::{
+    bounded_body, ChatRequest, Clock, Reply, Transient, Usage, WireFunction, WireToolCall,
+    MAX_REPLY_BYTES, MAX_REPLY_CALLS,
+};
 use crate::runaway::{RunawayLimits, Watch};
 
 /// How long Ollama keeps the model loaded after a request: longer than any tool call.
@@ -99,6 +102,10 @@ fn take(reply: &mut Reply, chunk: &Value) {
     }
     for call in message["tool_calls"].as_array().into_iter().flatten() {
         let n = reply.tool_calls.len();
+        // Past the most a reply keeps: the loop would drop it unrun anyway.
+        if n >= MAX_REPLY_CALLS {
+            break;
+        }
         let arguments = match &call["function"]["arguments"] {
             Value::String(s) => s.clone(),
             Value::Null => String::new(),
@@ -132,40 +139,47 @@ fn take(reply: &mut Reply, chunk: &Value) {
 
 /// Reads a whole (non-streamed) reply.
 pub(super) async fn read_whole(response: reqwest::Response) -> Result<Reply, Transient> {
-    let value: Value = response
-        .json()
+    let body = super::body_bytes(response, super::MAX_WIRE_BYTES)
         .await
+        .map_err(Transient::Failed)?;
+    let value: Value = serde_json::from_slice(&body)
         .map_err(|e| Transient::Failed(format!("the reply was not JSON: {e}")))?;
     if let Some(err) = value["error"].as_str() {
-        return Err(Transient::Failed(format!("the server reported: {err}")));
+        return Err(Transient::Reported(500, err.to_string()));
     }
     let mut reply = Reply::default();
     take(&mut reply, &value);
     Ok(reply)
 }
 
-/// Reads a streamed reply, a JSON object a line, watching it for a runaway.
+/// Reads a streamed reply, a JSON object a line, watching it for a runaway, by the deadlines
+/// of `clock`.
 pub(super) async fn read_stream(
     response: reqwest::Response,
     limits: RunawayLimits,
-    first: tokio::time::Instant,
+    mut clock: Clock,
 ) -> Result<Reply, Transient> {
-    let mut bytes = response.bytes_stream();
+    let (body, cut) = bounded_body(response.bytes_stream());
+    let mut bytes = std::pin::pin!(body);
     let mut reply = Reply::default();
     let mut watch = Watch::new(limits);
     let mut pending: Vec<u8> = Vec::new();
+    // How much of `pending` is known to hold no line end: a long line is scanned once.
+    let mut scanned = 0;
     let mut done = false;
-    let mut first = Some(first);
-    while let Some(piece) = super::next_piece(&mut bytes, &mut first).await? {
+    while let Some(piece) = clock.next_piece(&mut bytes).await? {
         let piece = piece.map_err(|e| Transient::Failed(format!("the stream broke: {e}")))?;
         pending.extend_from_slice(&piece);
-        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+        while let Some(k) = memchr::memchr(b'\n', pending.get(scanned..).unwrap_or_default()) {
+            let end = scanned + k;
+            scanned = 0;
             let line: Vec<u8> = pending.drain(..=end).collect();
             let Ok(chunk) = serde_json::from_slice::<Value>(&line) else {
                 continue;
             };
+            // Ollama's tool parser failing on the reply ends the stream with this line.
             if let Some(err) = chunk["error"].as_str() {
-                return Err(Transient::Failed(format!("the server reported: {err}")));
+                return Err(Transient::Reported(500, err.to_string()));
             }
             take(&mut reply, &chunk);
             done |= chunk["done"] == json!(true);
@@ -174,9 +188,21 @@ pub(super) async fn read_stream(
                 reply.runaway = Some(r.to_string());
                 return Ok(reply);
             }
+            if super::reply_bytes(&reply) > MAX_REPLY_BYTES {
+                reply.finish_reason = Some("length".into());
+                return Ok(reply);
+            }
         }
+        scanned = pending.len();
+    }
+    if cut.load(std::sync::atomic::Ordering::Relaxed) {
+        reply.finish_reason = Some("length".into());
+        return Ok(reply);
     }
     if let Ok(chunk) = serde_json::from_slice::<Value>(&pending) {
+        if let Some(err) = chunk["error"].as_str() {
+            return Err(Transient::Reported(500, err.to_string()));
+        }
         take(&mut reply, &chunk);
         done |= chunk["done"] == json!(true);
     }

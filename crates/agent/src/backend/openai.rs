@@ -4,12 +4,18 @@
 
 use serde_json::Value;
 
-use super::{error_detail, Backend, Reply, Transient, Usage, WireFunction, WireToolCall};
+use super::{
+    bounded_body, error_detail, Backend, Clock, Reply, Transient, Usage, WireFunction,
+    WireToolCall, MAX_REPLY_BYTES, MAX_REPLY_CALLS,
+};
 use crate::runaway::{RunawayLimits, Watch};
 
 impl Backend {
     pub(super) async fn read_whole(&self, response: reqwest::Response) -> Result<Reply, Transient> {
-        let value: Value = match response.json().await {
+        let body = super::body_bytes(response, super::MAX_WIRE_BYTES)
+            .await
+            .map_err(Transient::Failed)?;
+        let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => return Err(Transient::Failed(format!("the reply was not JSON: {e}"))),
         };
@@ -40,20 +46,22 @@ impl Backend {
         Ok(reply)
     }
 
-    /// Reads an SSE stream; nothing before `first` ends it as [`Transient::NoFirstToken`].
+    /// Reads an SSE stream by the deadlines of `clock`.
     pub(super) async fn read_stream(
         &self,
         response: reqwest::Response,
         limits: RunawayLimits,
-        first: tokio::time::Instant,
+        mut clock: Clock,
     ) -> Result<Reply, Transient> {
-        let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
+        let (bytes, cut) = bounded_body(response.bytes_stream());
+        let mut events = sse_stream::SseStream::from_bytes_stream(bytes);
         let mut reply = Reply::default();
         let mut watch = Watch::new(limits);
+        let mut calls = Calls::default();
         let mut done = false;
-        let mut first = Some(first);
-        while let Some(event) = super::next_piece(&mut events, &mut first).await? {
+        while let Some(event) = clock.next_piece(&mut events).await? {
             let event = event.map_err(|e| Transient::Failed(format!("the stream broke: {e}")))?;
+            let is_error_event = event.event.as_deref() == Some("error");
             let Some(data) = event.data else { continue };
             let data = data.trim();
             if data == "[DONE]" {
@@ -61,20 +69,31 @@ impl Backend {
                 break;
             }
             let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+                if is_error_event {
+                    return Err(Transient::Reported(500, error_detail(data)));
+                }
                 continue;
             };
+            // llama.cpp ends a stream that failed (its tool parser, say) with the error as
+            // its last event; LM Studio sends one error event.
             if let Some(err) = chunk.get("error") {
-                return Err(Transient::Failed(format!(
-                    "the server reported: {}",
-                    error_detail(&err.to_string())
-                )));
+                let code = err["code"]
+                    .as_u64()
+                    .and_then(|c| u16::try_from(c).ok())
+                    .unwrap_or(500);
+                let detail = error_detail(&serde_json::json!({ "error": err }).to_string());
+                return Err(Transient::Reported(code, detail));
+            }
+            if is_error_event {
+                return Err(Transient::Reported(500, error_detail(data)));
             }
             // llama.cpp reading a long prompt (`return_progress`): said, so minutes of
-            // silence on slow hardware are not mistaken for a hang.
+            // silence on slow hardware are not mistaken for a hang; the reply has not begun.
             let progress = &chunk["prompt_progress"];
             if let (Some(processed), Some(total)) =
                 (progress["processed"].as_u64(), progress["total"].as_u64())
             {
+                clock.begin();
                 self.notice(super::Notice::PromptProgress {
                     processed,
                     total,
@@ -97,32 +116,8 @@ impl Backend {
                 reply.content.push_str(text);
             }
             reply.reasoning.push_str(reasoning_of(delta));
-            if let Some(calls) = delta["tool_calls"].as_array() {
-                for c in calls {
-                    let index = c["index"].as_u64().unwrap_or(0) as usize;
-                    while reply.tool_calls.len() <= index {
-                        let n = reply.tool_calls.len();
-                        reply.tool_calls.push(WireToolCall {
-                            id: format!("call_{n}"),
-                            kind: "function".into(),
-                            function: WireFunction {
-                                name: String::new(),
-                                arguments: String::new(),
-                            },
-                        });
-                    }
-                    if let Some(call) = reply.tool_calls.get_mut(index) {
-                        if let Some(id) = c["id"].as_str().filter(|s| !s.is_empty()) {
-                            call.id = id.to_string();
-                        }
-                        if let Some(name) = c["function"]["name"].as_str() {
-                            call.function.name.push_str(name);
-                        }
-                        call.function
-                            .arguments
-                            .push_str(&arguments_text(&c["function"]["arguments"]));
-                    }
-                }
+            for c in delta["tool_calls"].as_array().into_iter().flatten() {
+                calls.add(&mut reply.tool_calls, c);
             }
             if let Some(reason) = choice["finish_reason"].as_str() {
                 reply.finish_reason = Some(reason.to_string());
@@ -134,6 +129,14 @@ impl Backend {
                 reply.runaway = Some(r.to_string());
                 return Ok(reply);
             }
+            if super::reply_bytes(&reply) > MAX_REPLY_BYTES {
+                reply.finish_reason = Some("length".into());
+                return Ok(reply);
+            }
+        }
+        if cut.load(std::sync::atomic::Ordering::Relaxed) {
+            reply.finish_reason = Some("length".into());
+            return Ok(reply);
         }
         if !done && reply.finish_reason.is_none() {
             return Err(Transient::Failed(
@@ -141,6 +144,51 @@ impl Backend {
             ));
         }
         Ok(reply)
+    }
+}
+
+/// The native calls of a streamed reply, assembled from their pieces. Each piece names its
+/// call by `index`, a number the server chooses: calls are kept in the order their index
+/// first came, at most [`MAX_REPLY_CALLS`] of them, so no index sizes anything.
+#[derive(Default)]
+struct Calls {
+    /// Each call's index, in the order of `Reply::tool_calls`.
+    indices: Vec<u64>,
+}
+
+impl Calls {
+    /// Adds one piece of a call to `calls`.
+    fn add(&mut self, calls: &mut Vec<WireToolCall>, piece: &Value) {
+        let index = piece["index"].as_u64().unwrap_or(0);
+        let at = match self.indices.iter().position(|i| *i == index) {
+            Some(at) => at,
+            None if self.indices.len() < MAX_REPLY_CALLS => {
+                self.indices.push(index);
+                calls.push(WireToolCall {
+                    id: format!("call_{}", calls.len()),
+                    kind: "function".into(),
+                    function: WireFunction {
+                        name: String::new(),
+                        arguments: String::new(),
+                    },
+                });
+                calls.len() - 1
+            }
+            // Past the most a reply keeps: the loop would drop it unrun anyway.
+            None => return,
+        };
+        let Some(call) = calls.get_mut(at) else {
+            return;
+        };
+        if let Some(id) = piece["id"].as_str().filter(|s| !s.is_empty()) {
+            call.id = id.to_string();
+        }
+        if let Some(name) = piece["function"]["name"].as_str() {
+            call.function.name.push_str(name);
+        }
+        call.function
+            .arguments
+            .push_str(&arguments_text(&piece["function"]["arguments"]));
     }
 }
 

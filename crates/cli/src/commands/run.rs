@@ -103,6 +103,7 @@ pub fn backend(config: &Config, stream: bool) -> Result<Backend> {
     let mut options = BackendOptions {
         stream,
         first_token: Duration::from_secs(config.first_token_timeout as u64),
+        reply: Duration::from_secs(config.reply_timeout as u64),
         ..BackendOptions::default()
     };
     if let Some(ms) = std::env::var("SLMCODE_RETRY_BASE_MS")

@@ -41,6 +41,13 @@ pub enum Scripted {
     /// A model stuck in a loop: streamed, this text repeated without end, a piece every few
     /// milliseconds, until the client hangs up; whole, repeated to 40,000 characters.
     Endless(String),
+    /// A server that keeps a stream open without ever finishing the reply: streamed, empty
+    /// deltas (`false`) or SSE comments (`true`, keep-alives) every few milliseconds until the
+    /// client hangs up; whole, the reply never comes.
+    NeverFinishes(bool),
+    /// A native call whose streamed delta carries this `index` (a server may send any number):
+    /// (index, name, arguments). Whole, it is an ordinary call.
+    CallAtIndex(u64, String, String),
 }
 
 impl Scripted {
@@ -74,6 +81,10 @@ struct Shared {
     /// A server that cannot take tools: every chat request carrying `tools` gets this status
     /// and body (the script is not used up).
     refuse_tools: Option<(u16, String)>,
+    /// Whether a streamed request carrying `tools` gets that refusal inside the stream (200,
+    /// a piece of the reply, then the body as an error event and no end), as llama.cpp and
+    /// Ollama report a failure found while streaming.
+    refuse_in_stream: bool,
     /// How many characters the server's tokenizer makes one token (3.5 unless a test says).
     chars_per_token: f64,
     /// The prompt tokens counted for each chat request, in order.
@@ -190,6 +201,18 @@ impl FakeModel {
         self
     }
 
+    /// Like [`FakeModel::refusing_tools`], but a streamed request gets the refusal inside a
+    /// stream that began well: the way llama.cpp (`data: {"error": …}` and no `[DONE]`) and
+    /// Ollama (a `{"error": …}` line) report their tool parser failing on the reply.
+    pub fn refusing_tools_mid_stream(self, status: u16, body: &str) -> FakeModel {
+        {
+            let mut s = self.shared.lock().unwrap();
+            s.refuse_tools = Some((status, body.to_string()));
+            s.refuse_in_stream = true;
+        }
+        self
+    }
+
     /// The prompt tokens this server counted for each chat request, in order.
     pub fn counted(&self) -> Vec<u64> {
         self.shared.lock().unwrap().counted.clone()
@@ -282,6 +305,7 @@ async fn take_next(
     shared: &Arc<Mutex<Shared>>,
     headers: &HeaderMap,
     body: &Value,
+    wire: Wire,
 ) -> Result<(Scripted, u64, u64), Response> {
     let (next, counted, cached) = {
         let mut s = shared.lock().unwrap();
@@ -309,6 +333,9 @@ async fn take_next(
                 .map(str::to_string),
         );
         if let Some((code, text)) = s.refuse_tools.clone() {
+            if body.get("tools").is_some() && s.refuse_in_stream && body["stream"] == json!(true) {
+                return Err(failed_stream(wire, &text));
+            }
             if body.get("tools").is_some() {
                 return Err((
                     StatusCode::from_u16(code).unwrap(),
@@ -334,12 +361,46 @@ async fn take_next(
     Ok((next, counted, cached))
 }
 
+/// The wire a chat request came in on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wire {
+    OpenAi,
+    Ollama,
+}
+
+/// A stream that starts a reply and then reports `error_body` (a server's error JSON) the way
+/// its wire does, without ever finishing.
+fn failed_stream(wire: Wire, error_body: &str) -> Response {
+    let error: Value = serde_json::from_str(error_body).unwrap_or(json!({"error": error_body}));
+    match wire {
+        Wire::OpenAi => {
+            let chunk = |delta: Value| {
+                json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+            };
+            let text = format!(
+                "data: {}\n\ndata: {}\n\ndata: {error}\n\n",
+                chunk(json!({"role": "assistant", "content": ""})),
+                chunk(json!({"content": "<tool_call>\n<function=ws_read>"})),
+            );
+            ([("content-type", "text/event-stream")], text).into_response()
+        }
+        Wire::Ollama => {
+            let piece = json!({"model": "test-model", "message": {"role": "assistant",
+                               "content": "<tool_call>\n<function=ws_read>"}, "done": false});
+            let text = format!("{piece}\n{error}\n");
+            ([("content-type", "application/x-ndjson")], text).into_response()
+        }
+    }
+}
+
 async fn chat(
     State(shared): State<Arc<Mutex<Shared>>>,
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let (mut next, counted, cached) = match take_next(&shared, &headers, &body).await {
+    let (mut next, counted, cached) = match take_next(&shared, &headers, &body, Wire::OpenAi).await
+    {
         Ok(next) => next,
         Err(response) => return response,
     };
@@ -372,6 +433,58 @@ async fn chat(
             text.push_str("data: [DONE]\n\n");
             return ([("content-type", "text/event-stream")], text).into_response();
         }
+    }
+    if let Scripted::NeverFinishes(comments) = next {
+        if body["stream"] != json!(true) {
+            // The whole reply never comes.
+            std::future::pending::<()>().await;
+        }
+        let first = json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
+                           "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]});
+        let piece = if comments {
+            ": keep-alive\n\n".to_string()
+        } else {
+            let empty = json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
+                               "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": null}]});
+            format!("data: {empty}\n\n")
+        };
+        let start = futures_util::stream::once(async move {
+            Ok::<_, std::convert::Infallible>(format!("data: {first}\n\n"))
+        });
+        let rest = futures_util::stream::unfold((), move |()| {
+            let piece = piece.clone();
+            async move {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                Some((Ok::<_, std::convert::Infallible>(piece), ()))
+            }
+        });
+        use futures_util::StreamExt;
+        return (
+            [("content-type", "text/event-stream")],
+            axum::body::Body::from_stream(start.chain(rest)),
+        )
+            .into_response();
+    }
+    if let Scripted::CallAtIndex(index, name, args) = &next {
+        if body["stream"] == json!(true) {
+            let chunk = |delta: Value, finish: Option<&str>| {
+                json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            };
+            let events = [
+                chunk(json!({"role": "assistant", "content": ""}), None),
+                chunk(
+                    json!({"tool_calls": [{"index": index, "id": "call_x", "type": "function",
+                                           "function": {"name": name, "arguments": args}}]}),
+                    None,
+                ),
+                chunk(json!({}), Some("tool_calls")),
+            ];
+            let mut text: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+            text.push_str("data: [DONE]\n\n");
+            return ([("content-type", "text/event-stream")], text).into_response();
+        }
+        next = Scripted::Calls(String::new(), vec![(name.clone(), args.clone())]);
     }
     if let Scripted::Endless(piece) = &next {
         if body["stream"] == json!(true) {
@@ -410,7 +523,11 @@ async fn chat(
         Scripted::TextWithPromptTokens(t, n) => (t, vec![], "stop", n),
         Scripted::Calls(t, c) => (t, c, "tool_calls", counted),
         Scripted::Truncated(t) => (t, vec![], "length", counted),
-        Scripted::Slow(..) | Scripted::Endless(_) | Scripted::BrokenWhenStreamed(..) => {
+        Scripted::Slow(..)
+        | Scripted::Endless(_)
+        | Scripted::BrokenWhenStreamed(..)
+        | Scripted::NeverFinishes(_)
+        | Scripted::CallAtIndex(..) => {
             unreachable!("unwrapped above")
         }
     };

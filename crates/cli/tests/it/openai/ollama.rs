@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::{take_next, Scripted, Shared};
+use super::{take_next, Scripted, Shared, Wire};
 use std::sync::{Arc, Mutex};
 
 pub(super) async fn chat(
@@ -17,7 +17,7 @@ pub(super) async fn chat(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let (next, counted, _) = match take_next(&shared, &headers, &body).await {
+    let (next, counted, _) = match take_next(&shared, &headers, &body, Wire::Ollama).await {
         Ok(next) => next,
         Err(response) => return response,
     };
@@ -35,7 +35,10 @@ pub(super) async fn chat(
         Scripted::Calls(t, c) => (t, String::new(), c, "stop", counted),
         Scripted::Truncated(t) => (t, String::new(), vec![], "length", counted),
         Scripted::Endless(piece) => (piece.repeat(1000), String::new(), vec![], "length", counted),
-        Scripted::Slow(..) | Scripted::BrokenWhenStreamed(..) => {
+        Scripted::Slow(..)
+        | Scripted::BrokenWhenStreamed(..)
+        | Scripted::NeverFinishes(_)
+        | Scripted::CallAtIndex(..) => {
             unreachable!("not scripted for Ollama")
         }
     };

@@ -13,13 +13,15 @@ struct Ran {
     stderr: String,
 }
 
-fn run_with(
+/// The `slmcode run` command for `task` against `model`, with a fresh data directory (kept
+/// alive by the returned guard while the command runs).
+fn run_command(
     p: &Project,
     model: &FakeModel,
     task: &str,
     args: &[&str],
     env: &[(&str, &str)],
-) -> Ran {
+) -> (std::process::Command, tempfile::TempDir) {
     let mut cmd = bin();
     // A fresh learned state each run, and no exploration: these tests script search/replace.
     let data = tempfile::tempdir().expect("data dir");
@@ -39,12 +41,68 @@ fn run_with(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("run slmcode");
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    (cmd, data)
+}
+
+fn ran(code: Option<i32>, stdout: &[u8], stderr: &[u8]) -> Ran {
+    let stdout = String::from_utf8_lossy(stdout).to_string();
     Ran {
-        code: out.status.code(),
+        code,
         answer: serde_json::from_str(stdout.trim()).unwrap_or(Value::Null),
-        stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+        stderr: String::from_utf8_lossy(stderr).to_string(),
+    }
+}
+
+fn run_with(
+    p: &Project,
+    model: &FakeModel,
+    task: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Ran {
+    let (mut cmd, _data) = run_command(p, model, task, args, env);
+    let out = cmd.output().expect("run slmcode");
+    ran(out.status.code(), &out.stdout, &out.stderr)
+}
+
+/// `run_with`, waited on for at most `limit`: `Err` with the time waited when the run had not
+/// ended by then (it is killed), so that a test of a bound fails instead of hanging.
+fn run_within(
+    p: &Project,
+    model: &FakeModel,
+    task: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: std::time::Duration,
+) -> Result<Ran, std::time::Duration> {
+    use std::io::Read;
+    let (mut cmd, _data) = run_command(p, model, task, args, env);
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run slmcode");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let (out, err) = (stdout.join().unwrap(), stderr.join().unwrap());
+            return Ok(ran(status.code(), &out, &err));
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(started.elapsed());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 

@@ -70,3 +70,33 @@ fn nothing_before_the_first_token_deadline_is_one_clear_error() {
         );
     }
 }
+
+#[test]
+fn a_reply_that_never_finishes_ends_at_the_reply_deadline() {
+    // Events flow — empty deltas, or keep-alive comments — but the reply never ends: the run
+    // ends with one clear error naming the setting, within a generous bound, not never.
+    for comments in [false, true] {
+        let p = Project::new();
+        let model = FakeModel::start(vec![Scripted::NeverFinishes(comments)]);
+        let r = run_within(
+            &p,
+            &model,
+            "look",
+            &[],
+            &[("SLMCODE_REPLY_TIMEOUT", "2")],
+            std::time::Duration::from_secs(20),
+        )
+        .unwrap_or_else(|waited| {
+            panic!("comments {comments}: the run was still waiting after {waited:?}")
+        });
+        assert_eq!(r.code, Some(2), "{}", r.stderr);
+        assert!(
+            r.stderr.contains("did not finish its reply within 2 s")
+                && r.stderr.contains("reply_timeout"),
+            "{}",
+            r.stderr
+        );
+        // Not asked again: another try would stream as long.
+        assert_eq!(model.requests().len(), 1);
+    }
+}

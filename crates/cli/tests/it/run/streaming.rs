@@ -55,3 +55,35 @@ fn a_models_json_slip_is_not_blamed_on_the_stream() {
     assert!(!r.stderr.contains("without streaming"), "{}", r.stderr);
     assert!(model.requests().iter().all(|r| r["stream"] == json!(true)));
 }
+
+#[test]
+fn a_tool_call_index_sizes_nothing() {
+    // A server may number a streamed call anything; 10^9 must not become a billion calls (nor
+    // the memory for them). The call is read as the reply's one call, at once.
+    let p = Project::new();
+    p.write("app.py", APP);
+    let model = FakeModel::start(vec![
+        Scripted::CallAtIndex(
+            1_000_000_000,
+            "ws_read".into(),
+            json!({"path": "app.py"}).to_string(),
+        ),
+        Scripted::final_done("read"),
+    ]);
+    let r = run_within(
+        &p,
+        &model,
+        "read app.py",
+        &[],
+        &[],
+        std::time::Duration::from_secs(20),
+    )
+    .unwrap_or_else(|waited| panic!("the run was still going after {waited:?}"));
+    assert_done(&r, &[]);
+    assert!(
+        result_sent(&model, 1).contains("def total(xs):"),
+        "the call at index 10^9 ran: {}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("without streaming"), "{}", r.stderr);
+}
