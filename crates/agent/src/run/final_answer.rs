@@ -22,25 +22,16 @@ pub struct FinalAnswer {
 }
 
 /// Reads the final JSON from a reply: the object may sit in a fence or after prose (which may
-/// hold braces of its own, so each `{` is tried in turn) — never in the reasoning, where a
-/// model drafts answers it has not given.
+/// hold braces of its own, so each `{` is tried in turn, within the bound of
+/// [`toolcall::first_object`]) — never in the reasoning, where a model drafts answers it has
+/// not given.
 pub fn parse_final(text: &str) -> Result<FinalAnswer, String> {
     let (text, _) = toolcall::split_reasoning(text);
-    let text = text.as_str();
-    let mut first_error = None;
-    for (i, _) in text.match_indices('{') {
-        match final_from(&text[i..]) {
-            Ok(answer) => return Ok(answer),
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    Err(first_error.unwrap_or_else(|| "there is no JSON object in the reply".into()))
+    toolcall::first_object(&text, |value, _| final_from(&value))
+        .unwrap_or_else(|| Err("there is no JSON object in the reply".into()))
 }
 
-fn final_from(text: &str) -> Result<FinalAnswer, String> {
-    let (value, _) = toolcall::repair_json_object(text)?;
+fn final_from(value: &Value) -> Result<FinalAnswer, String> {
     let status = value["status"]
         .as_str()
         .ok_or("\"status\" is missing")?
@@ -162,5 +153,35 @@ mod tests {
         assert!(parse_final("{\"status\": \"maybe\", \"summary\": \"x\"}")
             .unwrap_err()
             .contains("not \"maybe\""));
+    }
+
+    /// `parse_final` on another thread: its answer, or `None` past `limit`.
+    fn parse_within(
+        text: String,
+        limit: std::time::Duration,
+    ) -> Option<Result<FinalAnswer, String>> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(parse_final(&text));
+        });
+        rx.recv_timeout(limit).ok()
+    }
+
+    #[test]
+    fn a_reply_of_unclosed_braces_is_read_within_seconds() {
+        // 120 KB of `{` and a letter: each brace opens an object that never closes.
+        let braces = "{a".repeat(60_000);
+        let limit = std::time::Duration::from_secs(5);
+        let answer = parse_within(braces.clone(), limit).expect("answered within 5 s");
+        assert!(answer.is_err());
+        // An answer behind a few such braces is still found, and one behind a reply of them
+        // is told apart from no answer at all.
+        let answer =
+            "{\"status\": \"done\", \"summary\": \"ok\", \"files_changed\": [], \"notes\": \"\"}";
+        let found = parse_within(format!("fn main() {{ if x {{ {answer}"), limit)
+            .expect("answered within 5 s");
+        assert_eq!(found.map(|a| a.summary).as_deref(), Ok("ok"));
+        let lost = parse_within(format!("{braces}{answer}"), limit).expect("answered within 5 s");
+        assert!(lost.is_err());
     }
 }

@@ -21,16 +21,40 @@ pub(super) fn surrounded(
     text: &str,
     first: &serde_json::Error,
 ) -> Result<(Value, Vec<&'static str>), String> {
+    first_object(text, |value, repairs| Ok((value, repairs)))
+        .unwrap_or_else(|| Err(format!("no JSON object found: {first}")))
+}
+
+/// The first object opening at one of the `{` of `text`, left to right, that repairs and
+/// that `accept` takes; the first error when none does, `None` when `text` has no `{`.
+///
+/// Each try reads from its `{` to where its object closes — to the end of the text when it
+/// never does — so trying every `{` of a reply of unclosed braces would read the reply once
+/// per brace (120 KB of `{a`: 28 s). The tries together read at most eight times the text
+/// and a megabyte, then stop: the object a model means is seldom behind more than a few
+/// braces that never close.
+pub fn first_object<T>(
+    text: &str,
+    mut accept: impl FnMut(Value, Vec<&'static str>) -> Result<T, String>,
+) -> Option<Result<T, String>> {
+    let mut budget = text.len().saturating_mul(8).saturating_add(1 << 20);
     let mut failure = None;
-    for (at, _) in text.match_indices('{').take(32) {
-        match repair_at(text, at) {
-            Ok(found) => return Ok(found),
+    for (at, _) in text.match_indices('{') {
+        let (repaired, end) = repair_measured(text, at);
+        let tried = repaired.and_then(|(value, repairs)| accept(value, repairs));
+        match tried {
+            Ok(found) => return Some(Ok(found)),
             Err(e) => {
                 failure.get_or_insert(e);
             }
         }
+        let read = end.saturating_sub(at).max(1);
+        match budget.checked_sub(read) {
+            Some(left) => budget = left,
+            None => break,
+        }
     }
-    Err(failure.unwrap_or_else(|| format!("no JSON object found: {first}")))
+    failure.map(Err)
 }
 
 pub(super) fn into_object(
@@ -58,7 +82,24 @@ pub(super) fn into_object(
 /// Repairs the value opening at `start` in `text` and parses it. Text after the value is
 /// dropped as surrounding text unless it looks like more of the value.
 pub(super) fn repair_at(text: &str, start: usize) -> Result<(Value, Vec<&'static str>), String> {
+    repair_measured(text, start).0
+}
+
+/// [`repair_at`], and where in `text` the value it read ends.
+fn repair_measured(
+    text: &str,
+    start: usize,
+) -> (Result<(Value, Vec<&'static str>), String>, usize) {
     let rw = Rewriter::new(text, start).run();
+    let end = rw.end;
+    (parse_rewritten(text, start, &rw), end)
+}
+
+fn parse_rewritten(
+    text: &str,
+    start: usize,
+    rw: &Rewritten,
+) -> Result<(Value, Vec<&'static str>), String> {
     let mut repairs = rw.repairs.clone();
     let before = sub(text, 0, start).trim();
     let rest = sub(text, rw.end, text.len());
@@ -75,7 +116,7 @@ pub(super) fn repair_at(text: &str, start: usize) -> Result<(Value, Vec<&'static
     }
     match serde_json::from_str::<Value>(&rw.out) {
         Ok(v) => Ok((v, repairs)),
-        Err(e) => Err(locate(&e, &rw, text)),
+        Err(e) => Err(locate(&e, rw, text)),
     }
 }
 

@@ -33,6 +33,7 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 use slmcode_aci::registry::Kind;
 
+pub use json_repair::first_object;
 use json_repair::{into_object, repair_at, surrounded};
 use scan::Scan;
 

@@ -301,3 +301,35 @@ fn a_mapped_call_to_another_edit_tool_runs_in_any_run() {
         );
     }
 }
+
+#[test]
+fn a_reply_of_unclosed_braces_is_answered_at_once() {
+    use std::time::Duration;
+    // 120 KB of `{` and a letter: every `{` opens an object that never closes. Reading it for
+    // calls and for the final answer must not try each brace to the end of the reply (28 s of
+    // JSON repair for this reply before); the model is told its answer is not valid.
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let reply: String = (0..60_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            format!("{{{}", (b'a' + (x % 26) as u8) as char)
+        })
+        .collect();
+    for args in MODES {
+        let p = Project::new();
+        let model = FakeModel::start(vec![
+            Scripted::Text(reply.clone()),
+            Scripted::final_done("nothing to do"),
+        ]);
+        let r = run_within(&p, &model, "look", args, &[], Duration::from_secs(20))
+            .unwrap_or_else(|waited| panic!("{args:?}: still reading after {waited:?}"));
+        assert_done(&r, &[]);
+        assert!(
+            result_sent(&model, 1).contains("Your final answer is not valid"),
+            "{}",
+            result_sent(&model, 1)
+        );
+    }
+}
