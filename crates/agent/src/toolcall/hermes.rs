@@ -8,7 +8,7 @@ use super::lex::{
     after_backtick, balanced_end, find_at, next_tag, skip_ws, strip_fence, sub, trim_end_at,
 };
 use super::pythonic::{py_call_start, py_list_start, read_py_all};
-use super::qwen_xml::{read_function, FUNCTION_TAG};
+use super::qwen_xml::{read_function, Layout, FUNCTION_TAG};
 use super::repair_json_object;
 use super::scan::{Scan, Site};
 use super::CallFormat;
@@ -78,7 +78,8 @@ impl Scan<'_> {
         let mut blocks = Vec::new();
         let mut end;
         loop {
-            let (block_end, block) = read_function(text, at, text.len());
+            let (block_end, block) =
+                read_function(text, at, text.len(), self.offered, Layout::Qwen);
             blocks.push(block);
             end = block_end.max(at + FUNCTION_TAG.len());
             let next = skip_ws(b, end);
@@ -115,7 +116,7 @@ impl Scan<'_> {
             let mut from = body_start;
             let mut k = 0;
             while let Some((at, _)) = next_tag(text, from, body_end, &[FUNCTION_TAG]) {
-                let (end, block) = read_function(text, at, body_end);
+                let (end, block) = read_function(text, at, body_end, self.offered, Layout::Qwen);
                 self.function(&qwen.nth(k), block);
                 k += 1;
                 from = end.max(at + FUNCTION_TAG.len());
