@@ -16,6 +16,10 @@ use crate::toolcall::{self, OfferedTool};
 /// The word the truncation test hides at the start of a long prompt.
 const NEEDLE: &str = "PELICAN-4417";
 
+/// The most tokens the long prompt takes, whatever the window: a probe is a few requests, not
+/// minutes of reading (about a megabyte of text).
+pub const LONG_PROMPT_MOST_TOKENS: usize = 262_144;
+
 /// How native tool calls fared.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Native {
@@ -46,8 +50,8 @@ pub struct Report {
 }
 
 impl Report {
-    /// The settings to use, as config lines.
-    pub fn settings(&self, model: &str, window: usize) -> Vec<(&'static str, String)> {
+    /// The settings to use, as config keys and values.
+    pub fn settings(&self, model: &str, window: usize) -> Vec<(&'static str, Value)> {
         let tool_mode = match (&self.native, &self.text_format) {
             (Native::Works, _) => "native",
             (_, Some(_)) => "text",
@@ -63,9 +67,9 @@ impl Report {
             _ => window,
         };
         vec![
-            ("model", model.to_string()),
-            ("tool_mode", tool_mode.to_string()),
-            ("context_window", window.to_string()),
+            ("model", Value::from(model)),
+            ("tool_mode", Value::from(tool_mode)),
+            ("context_window", Value::from(window)),
         ]
     }
 
@@ -160,7 +164,7 @@ pub async fn probe(
     let text_format = found.calls.first().map(|c| format!("{:?}", c.format));
 
     // A long prompt with a word at its start: a server whose window is smaller cuts the start.
-    let filler_lines = (window * 7 / 10) * 7 / 2 / 60;
+    let filler_lines = (window.min(LONG_PROMPT_MOST_TOKENS) * 7 / 10) * 7 / 2 / 60;
     let mut long = format!("Remember this word: {NEEDLE}.\n");
     for i in 0..filler_lines {
         long.push_str(&format!(
@@ -196,26 +200,87 @@ pub async fn probe(
 }
 
 /// `text` (a YAML config) with each top-level `key` set to its value: the key's line replaced
-/// where there is one, appended otherwise; comments and every other line kept as they are.
-pub fn set_config_keys(text: &str, settings: &[(&str, String)]) -> String {
+/// where there is one (with the lines that continue its value), appended otherwise; comments
+/// and every other line kept as they are. Each value is written as YAML that reads back as
+/// itself ([`yaml_value`]), whatever a model's name holds.
+pub fn set_config_keys(text: &str, settings: &[(&str, Value)]) -> String {
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     for (key, value) in settings {
-        let value = if value.contains([':', '#', '"', '\'']) || value.trim() != value {
-            serde_json::to_string(value).unwrap_or_default()
-        } else {
-            value.clone()
-        };
-        let line = format!("{key}: {value}");
-        match lines.iter().position(|l| {
+        let line = format!("{key}: {}", yaml_value(value));
+        let found = lines.iter().position(|l| {
             l.strip_prefix(key)
                 .is_some_and(|rest| rest.trim_start().starts_with(':'))
-        }) {
-            Some(i) => lines[i] = line,
+        });
+        match found {
+            Some(i) => {
+                // An indented line after a top-level key is more of that key's value (a block
+                // scalar, a list, a quoted string that runs on): it goes with it.
+                let mut end = i + 1;
+                while lines
+                    .get(end)
+                    .is_some_and(|l| l.starts_with([' ', '\t']) || l.trim().is_empty())
+                {
+                    end += 1;
+                }
+                while end > i + 1 && lines.get(end - 1).is_some_and(|l| l.trim().is_empty()) {
+                    end -= 1;
+                }
+                lines.splice(i..end, [line]);
+            }
             None => lines.push(line),
         }
     }
     let mut out = lines.join("\n");
     out.push('\n');
+    out
+}
+
+/// A value as YAML that reads back as the same value: a number as it is, a string plain when
+/// YAML reads it as that same string (`test-model`, `native`), double-quoted with escapes
+/// otherwise — a colon, a `#`, a quote, a line break, a leading `-` or `[`, or a word YAML reads
+/// as something else (`true`, `null`, `~`, `123`).
+pub fn yaml_value(value: &Value) -> String {
+    match value {
+        Value::String(s) if plain_yaml(s) => s.clone(),
+        Value::String(s) => yaml_quoted(s),
+        other => other.to_string(),
+    }
+}
+
+/// Whether `s` written as a plain YAML scalar reads back as the string `s`.
+fn plain_yaml(s: &str) -> bool {
+    const NOT_STRINGS: &[&str] = &[
+        "true", "false", "yes", "no", "on", "off", "y", "n", "null", "nan", "inf",
+    ];
+    s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        && !NOT_STRINGS.contains(&s.to_ascii_lowercase().as_str())
+}
+
+/// `s` as a YAML double-quoted scalar: `"` and `\\` escaped, and every character YAML does
+/// not allow raw in a document (controls, DEL, C1, the line and paragraph separators, the
+/// byte-order mark, the non-characters) as an escape.
+fn yaml_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
     out
 }
 
@@ -272,9 +337,122 @@ mod tests {
             "# mine\nmodel: \"qwen2.5-coder:7b\"\nmax_turns: 20 # fewer\ntool_mode: text\n"
         );
         assert_eq!(
-            set_config_keys("", &[("context_window", "8192".into())]),
+            set_config_keys("", &[("context_window", 8192.into())]),
             "context_window: 8192\n"
         );
+        // A value that ran on over indented lines is replaced whole.
+        let text = "model: |\n  old\n  name\n\n# next\nmax_turns: 20\n";
+        assert_eq!(
+            set_config_keys(text, &[("model", "m".into())]),
+            "model: m\n\n# next\nmax_turns: 20\n"
+        );
+    }
+
+    /// The model as a config holding `text` gives it.
+    fn model_of(text: &str) -> Result<Option<String>, String> {
+        let mut config = slmcode_aci::Config::default();
+        let mut warnings = Vec::new();
+        config
+            .apply_yaml(text, &mut warnings)
+            .map_err(|e| e.to_string())?;
+        Ok(config.model)
+    }
+
+    #[test]
+    fn any_model_name_is_written_so_that_it_loads_back_as_itself() {
+        let mut names: Vec<String> = [
+            "qwen2.5-coder:7b",
+            "hf.co/unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF:Q4_K_M",
+            "a: b",
+            "x #y",
+            "#x",
+            "\"quoted\"",
+            "it's",
+            "line\nbreak",
+            "cr\rlf",
+            "tab\there",
+            " padded ",
+            "- dash",
+            "-",
+            "? q",
+            ": c",
+            "[list]",
+            "{map}",
+            "&anchor",
+            "*alias",
+            "!tag",
+            "!!str",
+            "|",
+            ">",
+            "%YAML",
+            "@at",
+            "`tick`",
+            "true",
+            "False",
+            "NULL",
+            "~",
+            "yes",
+            "off",
+            "y",
+            "nan",
+            ".inf",
+            "123",
+            "0x1F",
+            "1e5",
+            "0o17",
+            "12:30",
+            "2026-09-01",
+            "back\\slash",
+            "\\",
+            "esc\u{1b}[31m",
+            "bell\u{7}",
+            "nul\u{0}",
+            "del\u{7f}",
+            "c1\u{85}\u{9b}",
+            "sep\u{2028}\u{2029}",
+            "\u{feff}bom",
+            "nonchar\u{fffe}\u{ffff}",
+            "bidi\u{202e}",
+            "é中文🦀",
+            "---",
+            "...",
+            "a,b",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Every ASCII character and the controls, alone and inside a name.
+        for b in 0u8..=0x7f {
+            let c = b as char;
+            names.push(c.to_string());
+            names.push(format!("m{c}x"));
+        }
+        for name in names {
+            // A config's values are read trimmed (as `doctor --model` takes the name), and a
+            // blank name is refused before anything is written.
+            let name = name.trim().to_string();
+            if name.is_empty() {
+                continue;
+            }
+            for before in [
+                "",
+                "# mine\nmodel: old\n",
+                "model: >\n  folded\n  text\nmax_turns: 3\n",
+            ] {
+                let text = set_config_keys(
+                    before,
+                    &[
+                        ("model", name.clone().into()),
+                        ("context_window", 8192.into()),
+                    ],
+                );
+                assert_eq!(
+                    model_of(&text),
+                    Ok(Some(name.clone())),
+                    "{name:?} written as {text:?}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -283,9 +461,9 @@ mod tests {
         assert_eq!(
             r.settings("m", 8192),
             vec![
-                ("model", "m".to_string()),
-                ("tool_mode", "native".to_string()),
-                ("context_window", "8192".to_string())
+                ("model", Value::from("m")),
+                ("tool_mode", Value::from("native")),
+                ("context_window", Value::from(8192))
             ]
         );
         let r = report(
@@ -295,7 +473,7 @@ mod tests {
         );
         let s = r.settings("m", 8192);
         assert_eq!(s[1].1, "text");
-        assert_eq!(s[2].1, "768");
+        assert_eq!(s[2].1, 768);
         assert_eq!(
             report(Native::NoCall, None, true).settings("m", 8192)[1].1,
             "auto"
@@ -305,7 +483,7 @@ mod tests {
         // Read whole but not recalled: the model's limit, not the server's window.
         let mut weak = report(Native::Works, None, true);
         weak.recalled = false;
-        assert_eq!(weak.settings("m", 8192)[2].1, "8192");
+        assert_eq!(weak.settings("m", 8192)[2].1, 8192);
         assert!(weak.lines()[2].contains("small models often cannot"));
     }
 }

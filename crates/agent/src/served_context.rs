@@ -26,6 +26,12 @@ use crate::backend::{Backend, ModelInfo};
 /// know the path answers 404 at once.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The most context a server is believed to serve a model with: the largest any model claims
+/// (Llama 4 Scout, 10M tokens). A server that says more — broken or hostile, 10^12 — is
+/// clamped to this, and the clamp is said, so that no window, prompt or request is sized by
+/// its number.
+pub const MOST_TOKENS: u64 = 10_000_000;
+
 /// What the server said about the context it serves a model with.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServedContext {
@@ -38,6 +44,18 @@ pub struct ServedContext {
     /// Something the user should know when the loaded length is unknown (Ollama with the model
     /// not loaded and no `num_ctx` set).
     pub note: Option<String>,
+    /// What the server claimed when it claimed more than [`MOST_TOKENS`] (then `tokens` is
+    /// [`MOST_TOKENS`]).
+    pub claimed: Option<u64>,
+}
+
+impl ServedContext {
+    /// The server says it serves `tokens`, read at `source`: believed up to [`MOST_TOKENS`].
+    fn serves(&mut self, tokens: u64, source: String) {
+        self.claimed = (tokens > MOST_TOKENS).then_some(tokens);
+        self.tokens = Some(tokens.min(MOST_TOKENS));
+        self.source = Some(source);
+    }
 }
 
 /// Where the window a run uses came from.
@@ -83,6 +101,11 @@ impl ContextWindow {
         }
         if let Some(t) = self.served.trained.filter(|t| *t as usize != self.tokens) {
             text.push_str(&format!(", trained for {t}"));
+        }
+        if let Some(claimed) = self.served.claimed {
+            text.push_str(&format!(
+                "; the server claims {claimed} tokens of context; not believed, {MOST_TOKENS} used"
+            ));
         }
         text
     }
@@ -165,18 +188,14 @@ impl Backend {
             ps.as_ref().and_then(|v| from_ollama_ps(v, model)),
         ];
         if let Some((n, src)) = candidates.into_iter().flatten().next() {
-            found.tokens = Some(n);
-            found.source = Some(src);
+            found.serves(n, src);
         }
         if let Some(show) = &show {
             let (num_ctx, trained) = from_ollama_show(show);
             found.trained = found.trained.or(trained);
             if found.tokens.is_none() {
                 match num_ctx {
-                    Some(n) => {
-                        found.tokens = Some(n);
-                        found.source = Some("Ollama /api/show (the Modelfile's num_ctx)".into());
-                    }
+                    Some(n) => found.serves(n, "Ollama /api/show (the Modelfile's num_ctx)".into()),
                     None if ps.is_some() => {
                         found.note = Some(format!(
                             "Ollama has not loaded {model} yet and its Modelfile sets no num_ctx, so the server's default context applies (OLLAMA_CONTEXT_LENGTH; 4096 on many installs) and slmcode cannot read it: set context_window to the context the server loads"
@@ -219,7 +238,9 @@ async fn json_body(response: reqwest::Response) -> Option<Value> {
     if !response.status().is_success() {
         return None;
     }
-    response.json::<Value>().await.ok().filter(Value::is_object)
+    crate::backend::page_json(response)
+        .await
+        .filter(Value::is_object)
 }
 
 /// A model name as a query value: the few characters a name may hold that a URL may not.
@@ -416,12 +437,27 @@ mod tests {
     }
 
     #[test]
+    fn a_claimed_context_past_any_model_is_clamped_and_said() {
+        let mut served = ServedContext::default();
+        served.serves(1_000_000_000_000, "vLLM /v1/models (max_model_len)".into());
+        let w = window_in_force(8192, None, served.clone());
+        assert_eq!(w.tokens, MOST_TOKENS as usize);
+        assert_eq!(
+            w.describe(),
+            "context 10000000 tokens (vLLM /v1/models (max_model_len)); the server claims 1000000000000 tokens of context; not believed, 10000000 used"
+        );
+        // A claim the size of a real model's is believed as it is.
+        served.serves(131_072, "x".into());
+        assert_eq!((served.tokens, served.claimed), (Some(131_072), None));
+    }
+
+    #[test]
     fn the_config_wins_and_says_what_the_server_serves() {
         let served = ServedContext {
             tokens: Some(4096),
             source: Some("llama.cpp /props (n_ctx)".into()),
             trained: Some(131072),
-            note: None,
+            ..ServedContext::default()
         };
         let w = window_in_force(16384, Some(".slmcode/config.yaml"), served.clone());
         assert_eq!(w.tokens, 16384);

@@ -192,6 +192,11 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
 /// `--model M`: asks the model what a run would, prints what it found and the settings that
 /// follow, and with `--write` puts them in the user's config.
 fn probe_model(ws: &Workspace, model: &str, write: bool) -> Result<()> {
+    // As a config reads a name: trimmed, and never blank.
+    let model = model.trim();
+    if model.is_empty() {
+        anyhow::bail!("--model needs a model's name (`slmcode models` lists them)");
+    }
     let mut backend = run::backend(&ws.config, true)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -216,7 +221,11 @@ fn probe_model(ws: &Workspace, model: &str, write: bool) -> Result<()> {
     let settings = report.settings(model, window.tokens);
     writeln!(out, "settings to use:")?;
     for (key, value) in &settings {
-        writeln!(out, "      {key}: {value}")?;
+        writeln!(
+            out,
+            "      {key}: {}",
+            slmcode_agent::probe::yaml_value(value)
+        )?;
     }
     if write {
         let Some(path) = slmcode_agent::user_config::config_path() else {
