@@ -113,7 +113,7 @@ impl Text {
 
     /// Replaces view ranges (sorted, non-overlapping) with LF text, returning the new file
     /// bytes. Only the bytes of the replaced spans change, and each line of a replacement ends
-    /// as the line it stands for (see [`Text::endings`]).
+    /// as the line it stands for (see `endings`).
     pub fn splice(&self, edits: &[(Range<usize>, String)]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.original.len());
         let mut at = 0usize;
