@@ -109,8 +109,16 @@ impl Tool for ReadTool {
             )));
         }
 
-        // Record the read under the file's real identity before any early return below: an
-        // empty file or a short one is still a file the model has now seen.
+        if scan.total_lines > 0 && offset > scan.total_lines {
+            let last_page = scan.total_lines.saturating_sub(limit.max(1) - 1).max(1);
+            return Err(ToolError::refused(RefusalClass::Args, format!(
+                "offset {offset} is past the end of {path}, which has {} lines. Valid offsets are 1–{}. The last page: ws_read {{\"path\":\"{path}\",\"offset\":{last_page},\"limit\":{limit}}}",
+                scan.total_lines, scan.total_lines
+            )));
+        }
+
+        // A read that showed something (an empty file is shown as empty) is recorded under the
+        // file's real identity; one past the end showed nothing, so it is no read.
         let resolved = ws.jail.resolve(&path)?;
         if !ws.config.disable_syntax_check {
             // Parse while the model thinks, so checking its edit is incremental.
@@ -131,13 +139,6 @@ impl Tool for ReadTool {
                 "{path} is empty (0 bytes). To give it content use ws_write {{\"path\":\"{path}\",\"content\":\"…\",\"allow_shrink\":true}}."
             )
             .into());
-        }
-        if offset > scan.total_lines {
-            let last_page = scan.total_lines.saturating_sub(limit.max(1) - 1).max(1);
-            return Err(ToolError::refused(RefusalClass::Args, format!(
-                "offset {offset} is past the end of {path}, which has {} lines. Valid offsets are 1–{}. The last page: ws_read {{\"path\":\"{path}\",\"offset\":{last_page},\"limit\":{limit}}}",
-                scan.total_lines, scan.total_lines
-            )));
         }
 
         Ok(render(

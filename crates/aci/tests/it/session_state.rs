@@ -102,3 +102,39 @@ fn overwriting_needs_a_fresh_read() {
         "two\n"
     );
 }
+
+/// A read that failed — an offset past the end of the file — does not count as a read: an
+/// edit after it is refused as unread, as if there had been none.
+#[test]
+fn a_read_past_the_end_is_not_a_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "x = 1\ny = 2\n").unwrap();
+    let mut ws = Workspace::open(dir.path(), Config::default()).unwrap();
+    let registry = Registry::coding();
+    let r = registry.call(&mut ws, "ws_read", &json!({"path": "a.py", "offset": 40}));
+    assert!(
+        r.is_error && r.text.contains("is past the end of a.py"),
+        "{}",
+        r.text
+    );
+    assert!(ws
+        .session
+        .read_record(&RelPath::parse("a.py", dir.path()).unwrap())
+        .is_none());
+    let r = registry.call(
+        &mut ws,
+        "ws_edit",
+        &json!({"path": "a.py", "old_str": "y = 2", "new_str": "y = 3"}),
+    );
+    assert!(r.is_error, "{}", r.text);
+    assert_eq!(
+        r.outcome,
+        slmcode_aci::Outcome::Refused(slmcode_aci::RefusalClass::NotRead),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+        "x = 1\ny = 2\n"
+    );
+}
