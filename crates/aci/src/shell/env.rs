@@ -46,12 +46,21 @@ pub fn base(root: &Path) -> Vec<(String, String)> {
 /// build cache, pip's, yarn's; npm's through `npm_config_cache`): a directory of its own under
 /// the user's cache, so builds stay warm between calls, while the user's own caches — which
 /// their builds outside the sandbox trust — cannot be written. Made private (0700) on first use.
+/// Keyed by the root's identity (device and inode) as well as its path, so a repository cloned
+/// where another was deleted starts empty, and nothing the old one's commands left there
+/// reaches it.
 pub fn sandbox_cache(root: &Path) -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let key = blake3::hash(root.as_os_str().as_encoded_bytes()).to_hex();
+    let meta = std::fs::metadata(root).ok()?;
+    let (dev, ino) = crate::platform::fs::id_of_path(root, &meta).ok()?;
+    let mut key = blake3::Hasher::new();
+    key.update(&dev.to_le_bytes());
+    key.update(&ino.to_le_bytes());
+    key.update(root.as_os_str().as_encoded_bytes());
+    let key = key.finalize().to_hex();
     let dir = base
         .join("slmcode")
         .join("sandbox")

@@ -77,6 +77,49 @@ fn caches_persist_in_a_directory_of_the_projects_own() {
     assert!(user_cache.path().join("slmcode/sandbox").is_dir());
 }
 
+/// A project cloned where another was deleted starts with an empty cache: the cache is keyed
+/// by the root's identity (device and inode) as well as its path, so nothing the old project's
+/// builds left there (a poisoned build cache) reaches the new one.
+#[test]
+fn a_project_cloned_where_another_was_deleted_starts_with_an_empty_cache() {
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().join("project");
+    let user_cache = tempfile::tempdir().unwrap();
+    let script = "import os\n\
+                  p = os.environ['XDG_CACHE_HOME'] + '/planted'\n\
+                  print('found' if os.path.exists(p) else 'empty')\n\
+                  open(p, 'w').write('x')\n";
+    let call = |root: &std::path::Path| -> String {
+        std::fs::create_dir_all(root).unwrap();
+        std::fs::write(root.join("c.py"), script).unwrap();
+        let out = common::bin()
+            .args([
+                "tool",
+                "ws_shell",
+                r#"{"command": "python3 c.py"}"#,
+                "--root",
+            ])
+            .arg(root)
+            .env("SLMCODE_SHELL_ALLOW", "python3 c.py")
+            .env("XDG_CACHE_HOME", user_cache.path())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = call(&root);
+    assert!(first.contains("empty\n"), "{first}");
+    let again = call(&root);
+    assert!(
+        again.contains("found\n"),
+        "the project lost its cache: {again}"
+    );
+    // The project goes from its path (kept on disk, so its inode cannot be reused), and another
+    // is cloned there.
+    std::fs::rename(&root, base.path().join("deleted")).unwrap();
+    let cloned = call(&root);
+    assert!(cloned.contains("empty\n"), "{cloned}");
+}
+
 /// The call's temp directory is made fresh and private (mkdtemp, 0700) under a per-user
 /// directory that must be this user's and private: one planted in a shared /tmp (a symlink, or
 /// open to others) is refused, never used.
