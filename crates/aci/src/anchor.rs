@@ -252,8 +252,9 @@ fn unchanged(e: &std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("{e}; nothing was changed"))
 }
 
-/// Writes `content` to a new file `tmp` in `dir` with `mode`, fsynced; removed again on
-/// failure. Returns the file and its length.
+/// Writes `content` to a new file `tmp` in `dir` with `mode`, fsynced, holding its lock (see
+/// [`crate::leftovers`]); removed again on failure. Returns the file (the lock goes with it)
+/// and its length.
 fn stage_in(
     dir: &Dir,
     tmp: &str,
@@ -267,6 +268,9 @@ fn stage_in(
     platform::fs::create_with_mode(&mut options, mode);
     let staged = (|| {
         let mut file = dir.open_with(tmp, &options)?.into_std();
+        // Held while the temp is written and renamed (the file is kept open until then): a
+        // later start sweeps a temp only when nobody holds it (`leftovers`). Best effort.
+        let _ = file.try_lock();
         let len = std::io::copy(content, &mut file)?;
         platform::fs::set_mode(&file, mode)?;
         file.sync_all()?;

@@ -3,10 +3,13 @@
 //! A write never leaves a partial target (it is staged and renamed into place), but `kill -9`
 //! between staging and rename leaves the staged temp in `.slmcode/tmp/`, and one between a
 //! checkpoint's first copy and its manifest leaves a checkpoint directory nothing refers to.
-//! Both carry the writer's pid in their names; [`sweep`] removes those whose process is gone
-//! and that have not been touched for [`STALE_AFTER`] (a process in another pid namespace —
-//! a container over the same project — looks dead from here, and must not lose the file it
-//! is writing).
+//! Both carry the writer's pid in their names, and a writer holds a lock on its temp while it
+//! writes it. [`sweep`] removes what has not been touched for [`STALE_AFTER`] and whose writer
+//! is gone: for a temp, nobody holds it — whatever its pid says now, since pids are reused
+//! (slmcode in a container is often the same pid every run); for a checkpoint directory (or
+//! where locks cannot be had), its process is gone. A process in another pid namespace — a
+//! container over the same project — looks dead from here, and must not lose the file it is
+//! writing: its lock says it is there.
 
 use std::time::{Duration, SystemTime};
 
@@ -65,7 +68,8 @@ fn sweep_temps(jail: &Jail, protected: &Protected, tmp: &Anchored) -> usize {
         let Some(pid) = staged.strip_suffix(".tmp").and_then(writer_pid) else {
             continue;
         };
-        if !abandoned(tmp, &name, pid) {
+        // A record's writer holds the staged temp it names while it copies beside the target.
+        if !abandoned(tmp, &name, pid, Some(staged)) {
             continue;
         }
         if record {
@@ -108,7 +112,7 @@ fn sweep_checkpoints(checkpoints: &Anchored) -> usize {
         let Some(pid) = name.split_once('-').and_then(|(_, rest)| writer_pid(rest)) else {
             continue;
         };
-        if !abandoned(checkpoints, &name, pid) {
+        if !abandoned(checkpoints, &name, pid, None) {
             continue;
         }
         let has_manifest = checkpoints
@@ -140,18 +144,42 @@ fn writer_pid(text: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-/// True when `name`'s writer is gone and it has not changed for [`STALE_AFTER`].
-fn abandoned(dir: &Anchored, name: &str, pid: u32) -> bool {
-    if pid == std::process::id() || crate::platform::host::process_alive(pid) {
-        return false;
-    }
+/// True when `name` has not changed for [`STALE_AFTER`] and its writer is gone: nobody holds
+/// the temp `locked` names (when it is there and locks can be had), else process `pid` is not
+/// alive.
+fn abandoned(dir: &Anchored, name: &str, pid: u32, locked: Option<&str>) -> bool {
     let Ok(meta) = dir.symlink_metadata(name) else {
         return false;
     };
     let modified = meta.modified().map(|t| t.into_std()).ok();
-    modified
+    let stale = modified
         .and_then(|t| SystemTime::now().duration_since(t).ok())
-        .is_some_and(|age| age >= STALE_AFTER)
+        .is_some_and(|age| age >= STALE_AFTER);
+    if !stale {
+        return false;
+    }
+    if let Some(held) = locked.and_then(|temp| held(dir, temp)) {
+        return !held;
+    }
+    pid != std::process::id() && !crate::platform::host::process_alive(pid)
+}
+
+/// Whether someone holds the lock on the temp `name` (its writer, while it writes); `None`
+/// when that cannot be learned (it is gone, or this file system has no locks).
+fn held(dir: &Anchored, name: &str) -> Option<bool> {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    crate::platform::fs::never_block_or_follow(&mut options);
+    let file = dir.dir().open_with(name, &options).ok()?.into_std();
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    match file.try_lock() {
+        // Released as `file` is dropped.
+        Ok(()) => Some(false),
+        Err(std::fs::TryLockError::WouldBlock) => Some(true),
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
 }
 
 #[cfg(test)]

@@ -59,6 +59,9 @@ fn a_start_sweeps_what_a_killed_run_left_behind() {
     ] {
         common::age(&p.path(&rel), old);
     }
+    // The live writer is still writing its temp: it holds it.
+    let held = std::fs::File::open(p.path(&format!(".slmcode/tmp/{live}-3.tmp"))).unwrap();
+    held.try_lock().unwrap();
     p.ok("ws_list", r#"{"path": "w"}"#);
     let gone = [
         format!(".slmcode/tmp/{dead}-1.tmp"),
@@ -81,6 +84,32 @@ fn a_start_sweeps_what_a_killed_run_left_behind() {
     for rel in &kept {
         assert!(p.path(rel).exists(), "{rel} was removed");
     }
+}
+
+/// A staged temp whose writer is gone is swept even when its pid now belongs to another live
+/// process (pids are reused: slmcode in a container is often pid 1 every time), and one whose
+/// writer still holds it stays, however old.
+#[test]
+fn a_temp_is_swept_when_its_writer_is_gone_though_its_pid_lives_on() {
+    let p = Project::new();
+    // This test process is alive and wrote neither: its pid stands for a reused one.
+    let reused = std::process::id();
+    let left = format!(".slmcode/tmp/{reused}-7.tmp");
+    let writing = format!(".slmcode/tmp/{reused}-8.tmp");
+    p.write(&left, "left by a killed slmcode")
+        .write(&writing, "still being written");
+    for rel in [&left, &writing] {
+        common::age(&p.path(rel), std::time::Duration::from_secs(600));
+    }
+    let held = std::fs::File::open(p.path(&writing)).unwrap();
+    held.try_lock().unwrap();
+    p.ok("ws_list", r#"{"path": "."}"#);
+    assert!(!p.path(&left).exists(), "{left} was left");
+    assert!(
+        p.path(&writing).exists(),
+        "{writing} was removed while held"
+    );
+    drop(held);
 }
 
 /// Writes stage their temp files in `.slmcode/tmp/`: none ever appears beside its target
