@@ -104,6 +104,15 @@ pub fn read_all(jail: &Jail, path: &RelPath) -> Result<Vec<u8>, ToolError> {
     Ok(bytes)
 }
 
+/// A control file of the project (`.slmcode/config.yaml`, `hooks.json`, a skill, the
+/// instructions), whole, through the jail and the size bound ([`crate::readback::read`]):
+/// one over `limit` bytes is refused without being read.
+pub fn read_bounded(jail: &Jail, path: &RelPath, limit: u64) -> Result<Vec<u8>, ToolError> {
+    let file = jail.open_file(path)?;
+    crate::readback::read(file.into_std(), limit)
+        .map_err(|e| ToolError::refused(RefusalClass::Io, format!("{path} could not be read: {e}")))
+}
+
 /// Why a path that is not a regular file is refused, naming what it is.
 pub(crate) fn not_regular(path: &RelPath, kind: &cap_std::fs::FileType) -> String {
     let what = crate::platform::fs::special_kind(kind).unwrap_or("not a regular file");

@@ -25,6 +25,7 @@ pub mod path;
 pub mod pending;
 pub mod placeholder;
 pub mod platform;
+pub mod readback;
 pub mod registry;
 pub mod review;
 pub mod secrets;
@@ -36,6 +37,7 @@ pub mod syntax;
 pub mod terminal;
 pub mod text;
 pub mod tools;
+pub mod userdirs;
 mod walk;
 pub mod workspace;
 

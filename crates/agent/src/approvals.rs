@@ -56,8 +56,10 @@ impl Approvals {
     }
 }
 
+/// The approvals in `path`; none when it is missing, unreadable or over the size bound (then
+/// nothing is approved, which only asks for an approval again).
 fn read(path: &Path) -> BTreeMap<String, String> {
-    std::fs::read(path)
+    slmcode_aci::readback::read_path(path, slmcode_aci::readback::CONTROL_MAX_BYTES)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()

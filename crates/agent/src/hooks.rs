@@ -84,12 +84,17 @@ fn hooks_path() -> RelPath {
 /// does not parse is an error carrying its hash, so an untrusted broken file can be told
 /// apart from a trusted one.
 pub fn load(jail: &Jail) -> Result<Option<HooksFile>, (Option<String>, String)> {
-    let bytes = match slmcode_aci::mutation::read_all(jail, &hooks_path()) {
+    let bytes = match slmcode_aci::fsx::read_bounded(
+        jail,
+        &hooks_path(),
+        slmcode_aci::readback::CONTROL_MAX_BYTES,
+    ) {
         Ok(b) => b,
         Err(slmcode_aci::ToolError::Path(slmcode_aci::path::PathError::NotFound { .. })) => {
             return Ok(None)
         }
-        Err(e) => return Err((None, format!(".slmcode/hooks.json: {e}"))),
+        // The error names the file already.
+        Err(e) => return Err((None, e.to_string())),
     };
     let hash = blake3::hash(&bytes).to_hex().to_string();
     parse(&bytes, hash.clone())

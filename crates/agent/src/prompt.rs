@@ -141,7 +141,10 @@ pub fn project_instructions(jail: &Jail) -> Option<String> {
         let Ok(path) = RelPath::parse(name, jail.root()) else {
             continue;
         };
-        let Ok(bytes) = slmcode_aci::mutation::read_all(jail, &path) else {
+        // Through the size bound: a 1 GiB (sparse) file is not read, only left out.
+        let Ok(bytes) =
+            slmcode_aci::fsx::read_bounded(jail, &path, slmcode_aci::readback::CONTROL_MAX_BYTES)
+        else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);

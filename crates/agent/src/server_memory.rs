@@ -46,7 +46,7 @@ impl ServerMemory {
     /// The memory at `path`; empty when there is none, or when it cannot be read (it is only
     /// a shortcut: what it would have said is learned again).
     pub fn load(path: &Path) -> ServerMemory {
-        std::fs::read(path)
+        slmcode_aci::readback::read_path(path, slmcode_aci::readback::CONTROL_MAX_BYTES)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()

@@ -88,8 +88,13 @@ pub fn load_user_dir(dir: &Path, warnings: &mut Vec<String>) -> Vec<Skill> {
         .collect();
     collect(names, warnings, |rel| {
         let p = dir.join(rel);
-        std::fs::read_to_string(&p)
-            .map(|t| (p.display().to_string(), t))
+        slmcode_aci::readback::read_path(&p, slmcode_aci::readback::CONTROL_MAX_BYTES)
+            .map(|b| {
+                (
+                    p.display().to_string(),
+                    String::from_utf8_lossy(&b).into_owned(),
+                )
+            })
             .map_err(|e| Unread {
                 missing: e.kind() == std::io::ErrorKind::NotFound,
                 message: format!("{}: {e}", p.display()),
@@ -118,7 +123,9 @@ pub fn load_project(jail: &Jail, warnings: &mut Vec<String>) -> Vec<Skill> {
             message: e.to_string(),
         };
         let path = jail.parse(&shown).map_err(|e| unread(e.into()))?;
-        let bytes = slmcode_aci::fsx::read_all(jail, &path).map_err(unread)?;
+        let bytes =
+            slmcode_aci::fsx::read_bounded(jail, &path, slmcode_aci::readback::CONTROL_MAX_BYTES)
+                .map_err(unread)?;
         Ok((shown, String::from_utf8_lossy(&bytes).into_owned()))
     })
 }

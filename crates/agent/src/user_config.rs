@@ -28,19 +28,12 @@ fn base_dir(var: &str, fallback: &str) -> Option<PathBuf> {
     base_dir_from(std::env::var_os(var), std::env::var_os("HOME"), fallback)
 }
 
-/// An XDG base directory: the variable's value when it is absolute (the XDG rule), else
-/// `$HOME/<fallback>`; `None` without either.
-pub fn base_dir_from(
-    xdg: Option<std::ffi::OsString>,
-    home: Option<std::ffi::OsString>,
-    fallback: &str,
-) -> Option<PathBuf> {
-    match xdg {
-        Some(v) if Path::new(&v).is_absolute() => Some(PathBuf::from(v)),
-        _ => home
-            .filter(|h| !h.is_empty())
-            .map(|h| PathBuf::from(h).join(fallback)),
-    }
+pub use slmcode_aci::userdirs::base_dir_from;
+
+/// The text of a file of the user's, through the size bound every file read back goes through.
+fn read_text(path: &Path) -> std::io::Result<String> {
+    let bytes = slmcode_aci::readback::read_path(path, slmcode_aci::readback::CONTROL_MAX_BYTES)?;
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// The user's config file, whether or not it exists.
@@ -140,7 +133,7 @@ impl UserConfig {
         let Some(path) = config_path() else {
             return Ok(None);
         };
-        match std::fs::read_to_string(&path) {
+        match read_text(&path) {
             Ok(text) => Ok(Some(ConfigFile {
                 layer: Layer::User,
                 source: path.display().to_string(),
@@ -153,7 +146,7 @@ impl UserConfig {
 
     /// Reads a config file at `path`; a missing file is an empty config.
     pub fn load_from(path: &Path) -> Result<UserConfig, UserConfigError> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match read_text(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(UserConfig::default()),
             Err(e) => return Err(UserConfigError::Read(path.to_path_buf(), e)),

@@ -282,13 +282,17 @@ pub(super) fn content_hash(text: &str) -> String {
 
 pub(super) fn read_project_file(jail: &Jail) -> Result<Option<String>, ConfigError> {
     let path = RelPath::parse(CONFIG_PATH, jail.root())?;
-    let mut file = match jail.open_file(&path) {
+    let file = match jail.open_file(&path) {
         Ok(f) => f,
         Err(PathError::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut file, &mut text)
-        .map_err(|e| ConfigError::Read(CONFIG_PATH.into(), e))?;
-    Ok(Some(text))
+    let read = |file: cap_std::fs::File| -> std::io::Result<String> {
+        let bytes = crate::readback::read(file.into_std(), crate::readback::CONTROL_MAX_BYTES)?;
+        String::from_utf8(bytes)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    };
+    read(file)
+        .map(Some)
+        .map_err(|e| ConfigError::Read(CONFIG_PATH.into(), e))
 }

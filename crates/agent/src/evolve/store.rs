@@ -227,7 +227,10 @@ impl Evolve {
     /// Reads the state; a missing file is a fresh state (first run), anything unreadable or
     /// invalid is an error naming the file and `slmcode evolve reset`, never a panic.
     pub fn load(path: &Path) -> Result<Evolve, EvolveError> {
-        let bytes = match fs::read(path) {
+        let bytes = match slmcode_aci::readback::read_path(
+            path,
+            slmcode_aci::readback::CONTROL_MAX_BYTES,
+        ) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Evolve::default()),
             Err(source) => {

@@ -231,7 +231,14 @@ fn probe_model(ws: &Workspace, model: &str, write: bool) -> Result<()> {
         let Some(path) = slmcode_agent::user_config::config_path() else {
             anyhow::bail!("no home directory to write ~/.config/slmcode/config.yaml in");
         };
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let text = match slmcode_aci::readback::read_path(
+            &path,
+            slmcode_aci::readback::CONTROL_MAX_BYTES,
+        ) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => anyhow::bail!("cannot read {}: {e}; nothing was written", path.display()),
+        };
         let updated = slmcode_agent::probe::set_config_keys(&text, &settings);
         slmcode_aci::fsx::save_private(&path, updated.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
