@@ -6,6 +6,11 @@
 //! Copies are streamed (a file is never held in memory whole), files over
 //! `checkpoint_max_bytes` are recorded as not saved (and the change's result says so), and
 //! paths are kept as bytes, so a name that is not UTF-8 comes back as it was.
+//!
+//! Only slmcode's own checkpoints are restored: the manifest is a sealed record
+//! ([`crate::state`]), and it holds each copy's BLAKE3, checked as the copy streams back, so a
+//! checkpoint shipped with a repository, or a copy changed since, writes nothing. A restore
+//! never sets setuid, setgid or sticky bits.
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -30,8 +35,12 @@ pub use crate::boundary::layout::CHECKPOINTS as CHECKPOINT_DIR;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(tag = "state", rename_all = "lowercase")]
 pub enum Saved {
-    /// A file: its mode and the blob holding its bytes.
-    File { mode: u32, blob: String },
+    /// A file: its mode, the blob holding its bytes, and their BLAKE3 (hex).
+    File {
+        mode: u32,
+        blob: String,
+        blake3: String,
+    },
     /// A symbolic link and what it pointed to.
     Symlink { target: String },
     /// Nothing was there.
@@ -167,6 +176,7 @@ impl Checkpoints {
             Ok(Found::File {
                 mode: 0,
                 size: Some(size),
+                hash: blake3::hash(b""),
             })
         })
         .map(|_| ())
@@ -191,12 +201,24 @@ impl Checkpoints {
                 id
             }
         };
-        let dir = session_dir(&id);
-        let mut manifest = load_manifest(jail, &id).unwrap_or_else(|_| Manifest {
-            session: id.clone(),
+        let fresh = |id: &str| Manifest {
+            session: id.to_string(),
             created: now(),
             entries: Vec::new(),
-        });
+        };
+        let mut manifest = match load_manifest(jail, &id) {
+            Ok(m) => m,
+            Err(e) if e.class() == RefusalClass::NotFound => fresh(&id),
+            Err(e) => {
+                // The session this one continues has a manifest slmcode cannot vouch for (or
+                // read): left as it is, and the copies go to a session of their own.
+                state::report_ignored(&e);
+                let id = new_session_id(jail);
+                self.id = Some(id.clone());
+                fresh(&id)
+            }
+        };
+        let dir = session_dir(&manifest.session);
         let mut not_saved = None;
         let known = manifest
             .entries
@@ -212,7 +234,15 @@ impl Checkpoints {
                 saved: Saved::Absent,
             };
             entry.saved = match find(&dir.join("blobs").join(&blob))? {
-                Found::File { mode, size: None } => Saved::File { mode, blob },
+                Found::File {
+                    mode,
+                    size: None,
+                    hash,
+                } => Saved::File {
+                    mode,
+                    blob,
+                    blake3: hash.to_hex().to_string(),
+                },
                 Found::File {
                     size: Some(size), ..
                 } => {
@@ -244,10 +274,11 @@ impl Checkpoints {
 
 /// What stood at a path when it was saved.
 enum Found {
-    /// A file; `size` is set when it was too large to copy.
+    /// A file; `size` is set when it was too large to copy, `hash` is its copy's BLAKE3.
     File {
         mode: u32,
         size: Option<u64>,
+        hash: blake3::Hash,
     },
     Symlink(std::path::PathBuf),
     Absent,
@@ -298,6 +329,7 @@ fn save(
         return Ok(Found::File {
             mode,
             size: Some(meta.len()),
+            hash: blake3::hash(b""),
         });
     }
     let mut options = OpenOptions::new();
@@ -317,16 +349,65 @@ fn save(
         ));
     }
     // At most one byte past the limit is read: a file that grew meanwhile is not saved in part.
-    let mut content = file.into_std().take(max_bytes.saturating_add(1));
+    let mut content = Hashing {
+        inner: file.into_std().take(max_bytes.saturating_add(1)),
+        hasher: blake3::Hasher::new(),
+    };
     let copied = state::write_from(jail, blob, &mut content)?;
+    let hash = content.hasher.finalize();
     if copied > max_bytes {
         let _ = state::remove(jail, blob);
         return Ok(Found::File {
             mode,
             size: Some(copied.max(opened.len())),
+            hash,
         });
     }
-    Ok(Found::File { mode, size: None })
+    Ok(Found::File {
+        mode,
+        size: None,
+        hash,
+    })
+}
+
+/// A copy being saved, hashed as it streams.
+struct Hashing<R> {
+    inner: R,
+    hasher: blake3::Hasher,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// A saved copy streaming back for a restore: hashed as it goes, and an error at its end when
+/// it is not the copy the manifest names — so the staged file is never renamed into place.
+struct Verified<R> {
+    inner: R,
+    hasher: blake3::Hasher,
+    want: Option<blake3::Hash>,
+    shown: RelPath,
+}
+
+impl<R: Read> Read for Verified<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        if n == 0 && !buf.is_empty() && self.want != Some(self.hasher.finalize()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "its saved copy {} changed since it was saved (its BLAKE3 is not the one the manifest holds), so it was not written back",
+                    self.shown
+                ),
+            ));
+        }
+        Ok(n)
+    }
 }
 
 /// A path from saved bytes.
@@ -357,19 +438,26 @@ pub fn load_manifest(jail: &Jail, id: &str) -> Result<Manifest, ToolError> {
     })
 }
 
-/// Every session with checkpoints, oldest first.
+/// Every session with checkpoints, oldest first. A manifest slmcode did not write for this
+/// user is left out, and reported.
 pub fn list(jail: &Jail) -> Result<Vec<Manifest>, ToolError> {
     let dir = RelPath::root().join(CONTROL_DIR).join(CHECKPOINT_DIR);
     let mut out: Vec<Manifest> = state::list_names(jail, &dir)?
         .iter()
-        .filter_map(|name| load_manifest(jail, name).ok())
+        .filter_map(|name| {
+            load_manifest(jail, name)
+                .inspect_err(state::report_ignored)
+                .ok()
+        })
         .collect();
     out.sort_by(|a, b| (a.created, &a.session).cmp(&(b.created, &b.session)));
     Ok(out)
 }
 
-/// Puts back what a session saved: bytes and modes, and removes files that did not exist.
-/// With `only` non-empty, just those paths. Returns one line per path.
+/// Puts back what a session saved: bytes and modes (never setuid, setgid or sticky bits), and
+/// removes files that did not exist. Only a manifest slmcode sealed is followed, and only
+/// copies whose BLAKE3 is the one it holds are written. With `only` non-empty, just those
+/// paths. Returns one line per path.
 pub fn restore(jail: &Jail, id: &str, only: &[RelPath]) -> Result<Vec<String>, ToolError> {
     let manifest = load_manifest(jail, id)?;
     let wanted: Vec<&Entry> = manifest
@@ -387,12 +475,22 @@ pub fn restore(jail: &Jail, id: &str, only: &[RelPath]) -> Result<Vec<String>, T
         let path = entry.raw_path()?;
         let shown = path.display();
         match &entry.saved {
-            Saved::File { mode, blob } => {
+            Saved::File { mode, blob, blake3 } => {
                 valid_id(blob)?;
                 let blob = session_dir(id).join("blobs").join(blob);
-                let mut content = jail.open_file(&blob)?;
+                let mut content = Verified {
+                    inner: jail.open_file(&blob)?.into_std(),
+                    hasher: blake3::Hasher::new(),
+                    want: blake3::Hash::from_hex(blake3).ok(),
+                    shown: blob,
+                };
                 let written = restore_file(jail, &path, &mut content, *mode)?;
-                report.push(format!("restored {shown} ({written} bytes, mode {mode:o})"));
+                let kept = mode & PLAIN_MODE;
+                report.push(if *mode & !PLAIN_MODE != 0 {
+                    format!("restored {shown} ({written} bytes, mode {kept:o}; setuid, setgid and sticky bits are never restored)")
+                } else {
+                    format!("restored {shown} ({written} bytes, mode {kept:o})")
+                });
             }
             Saved::Symlink { target } => {
                 restore_symlink(jail, &path, &entry.link_target(target))?;
@@ -449,9 +547,12 @@ fn restore_dir(
     Ok((dir, protected))
 }
 
-/// Restores a file's bytes (streamed from `content`) and mode (checkpoint restore): the same
-/// checks and anchored write as any change, but no syntax check or new checkpoint — it puts
-/// back what was. Returns the bytes written.
+/// The bits of a mode a restore puts back: permissions only, never setuid, setgid or sticky.
+const PLAIN_MODE: u32 = 0o777;
+
+/// Restores a file's bytes (streamed from `content`) and mode without its setuid, setgid and
+/// sticky bits (checkpoint restore): the same checks and anchored write as any change, but no
+/// syntax check or new checkpoint — it puts back what was. Returns the bytes written.
 pub fn restore_file(
     jail: &Jail,
     path: &RawPath,
@@ -477,7 +578,7 @@ pub fn restore_file(
         }
     }
     let staging = anchor::staging(jail, &protected);
-    dir.replace_from(name, content, mode, staging.as_ref())
+    dir.replace_from(name, content, mode & PLAIN_MODE, staging.as_ref())
         .map_err(|e| {
             ToolError::refused(RefusalClass::Io, format!("restore of {shown} failed: {e}"))
         })

@@ -52,6 +52,9 @@ pub enum RefusalClass {
     Internal,
     /// The caller cancelled the call before it finished.
     Cancelled,
+    /// A record under `.slmcode/` that slmcode did not write for this user (no valid state
+    /// MAC, or too large to be one): nothing in it is used.
+    Untrusted,
     /// Any other refusal that says how to retry.
     Other,
 }

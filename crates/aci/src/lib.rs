@@ -28,6 +28,7 @@ pub mod platform;
 pub mod readback;
 pub mod registry;
 pub mod review;
+pub mod seal;
 pub mod secrets;
 pub mod shell;
 pub mod state;

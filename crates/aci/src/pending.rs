@@ -1,7 +1,8 @@
 //! Review mode's staging store: a change the tools were asked to make waits in
 //! `.slmcode/pending/<id>.json` until the user applies ([`crate::review::apply`]) or rejects
 //! it with `slmcode pending`. This module only keeps the store; applying is the mutation
-//! path's business, so the store sits below it.
+//! path's business, so the store sits below it. Records are sealed ([`crate::state`]): a change
+//! shipped with a repository is never shown, listed or applied.
 
 use serde::{Deserialize, Serialize};
 
@@ -74,13 +75,20 @@ pub fn stage(
     Ok(id)
 }
 
-/// Every staged change, oldest first.
+/// Every staged change, oldest first. One slmcode did not stage for this user is left out, and
+/// reported.
 pub fn list(jail: &Jail) -> Result<Vec<Pending>, ToolError> {
-    let mut out = state::list_names(jail, &dir())?
+    let mut out = Vec::new();
+    for id in state::list_names(jail, &dir())?
         .iter()
         .filter_map(|name| name.strip_suffix(".json"))
-        .map(|id| load(jail, id))
-        .collect::<Result<Vec<Pending>, ToolError>>()?;
+    {
+        match load(jail, id) {
+            Ok(p) => out.push(p),
+            Err(e) if e.class() == RefusalClass::Untrusted => state::report_ignored(&e),
+            Err(e) => return Err(e),
+        }
+    }
     out.sort_by(|a, b| (a.created, &a.id).cmp(&(b.created, &b.id)));
     Ok(out)
 }

@@ -1,7 +1,11 @@
 //! A run's trajectory: every request, reply and tool result of `slmcode run`, one JSON object a
 //! line, in `.slmcode/runs/<id>.jsonl` — written as it happens, so an interrupted run leaves
 //! what it did. `slmcode runs list|show` reads them back. The API key is never part of a
-//! record: it lives only in the backend's request headers.
+//! record: it lives only in the backend's request headers. Each line is sealed and chained to
+//! the one before ([`state::Log`]): a trajectory shipped with a repository, or a line added to
+//! one, is not shown as a run of this user's.
+
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 use slmcode_aci::boundary::layout;
@@ -15,6 +19,7 @@ use slmcode_aci::ToolError;
 pub struct Trajectory {
     pub id: String,
     pub path: RelPath,
+    log: Arc<state::Log>,
 }
 
 fn runs_dir() -> RelPath {
@@ -35,7 +40,11 @@ impl Trajectory {
             std::process::id()
         );
         let path = runs_dir().join(&format!("{id}.jsonl"));
-        Trajectory { id, path }
+        Trajectory {
+            id,
+            log: Arc::new(state::Log::new(path.clone())),
+            path,
+        }
     }
 
     /// Appends one record, stamped with the time in milliseconds.
@@ -48,11 +57,10 @@ impl Trajectory {
             o.insert("type".into(), json!(kind));
             o.insert("t".into(), json!(ms));
         }
-        let mut line = serde_json::to_vec(&fields).map_err(|e| {
+        let line = serde_json::to_vec(&fields).map_err(|e| {
             ToolError::refused(RefusalClass::Io, format!("could not log the run: {e}"))
         })?;
-        line.push(b'\n');
-        state::append(jail, &self.path, &line)
+        self.log.append(jail, &line)
     }
 }
 
@@ -70,21 +78,27 @@ fn civil_date(days: u64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-/// The records of one run.
-pub fn load(jail: &Jail, id: &str) -> Result<Vec<Value>, ToolError> {
+/// The records of one run that slmcode wrote, and where lines it did not write begin
+/// (1-based), if they do. A log none of whose lines slmcode wrote is refused.
+pub fn load(jail: &Jail, id: &str) -> Result<(Vec<Value>, Option<usize>), ToolError> {
     state::check_id(id, "run", "slmcode runs list")?;
     let path = runs_dir().join(&format!("{id}.jsonl"));
-    let bytes = slmcode_aci::mutation::read_all(jail, &path).map_err(|e| match e {
+    let log = state::read_log(jail, &path).map_err(|e| match e {
         ToolError::Path(slmcode_aci::path::PathError::NotFound { .. }) => ToolError::refused(
             RefusalClass::NotFound,
             format!("no run {id} (see `slmcode runs list`)"),
         ),
         other => other,
     })?;
-    Ok(String::from_utf8_lossy(&bytes)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    if log.untrusted_from == Some(1) {
+        return Err(state::untrusted(&path));
+    }
+    let records = log
+        .lines
+        .iter()
+        .filter_map(|l| serde_json::from_slice(l).ok())
+        .collect();
+    Ok((records, log.untrusted_from))
 }
 
 /// One line per run, oldest first: id, status, turns, task.
@@ -96,7 +110,23 @@ pub fn list(jail: &Jail) -> Result<Vec<String>, ToolError> {
     ids.sort();
     let mut out = Vec::new();
     for id in ids {
-        let records = load(jail, &id).unwrap_or_default();
+        // A run whose log slmcode did not write is not one of this user's; lines added to one
+        // are left out. Both are reported.
+        let records = match load(jail, &id) {
+            Ok((records, None)) => records,
+            Ok((records, Some(from))) => {
+                state::report_ignored(&state::untrusted_lines(
+                    &runs_dir().join(&format!("{id}.jsonl")),
+                    from,
+                ));
+                records
+            }
+            Err(e) if e.class() == RefusalClass::Untrusted => {
+                state::report_ignored(&e);
+                continue;
+            }
+            Err(_) => Vec::new(),
+        };
         let start = records.iter().find(|r| r["type"] == "start");
         let task = start.and_then(|r| r["task"].as_str()).unwrap_or("?");
         let task = match start.and_then(|r| r["resumed_from"].as_str()) {
@@ -117,7 +147,8 @@ pub fn list(jail: &Jail) -> Result<Vec<String>, ToolError> {
 /// A readable transcript of one run.
 pub fn show(jail: &Jail, id: &str) -> Result<String, ToolError> {
     let mut out = String::new();
-    for r in load(jail, id)? {
+    let (records, untrusted_from) = load(jail, id)?;
+    for r in records {
         match r["type"].as_str().unwrap_or("") {
             "start" => {
                 out.push_str(&format!(
@@ -167,6 +198,13 @@ pub fn show(jail: &Jail, id: &str) -> Result<String, ToolError> {
             _ => {}
         }
     }
+    if let Some(from) = untrusted_from {
+        let path = runs_dir().join(&format!("{id}.jsonl"));
+        out.push_str(&format!(
+            "\n── not shown: {}\n",
+            state::untrusted_lines(&path, from)
+        ));
+    }
     Ok(out)
 }
 
@@ -198,8 +236,8 @@ mod tests {
             json!({"answer": {"status": "done"}, "turns": 3}),
         )
         .unwrap();
-        let records = load(&jail, &t.id).unwrap();
-        assert_eq!(records.len(), 2);
+        let (records, untrusted) = load(&jail, &t.id).unwrap();
+        assert_eq!((records.len(), untrusted), (2, None));
         let listed = list(&jail).unwrap();
         assert!(
             listed[0].contains("done") && listed[0].contains("add a flag"),

@@ -71,6 +71,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // What one command saves under .slmcode/ the next trusts: sealed with the user's own key.
+    // A state file slmcode did not write is ignored, and said so on stderr, once.
+    slmcode_aci::seal::use_user_key();
+    slmcode_aci::seal::set_reporter(|m| terminal::errln!("slmcode: warning: {m}"));
     match dispatch(Cli::parse()) {
         Ok(code) => code,
         Err(e) => {

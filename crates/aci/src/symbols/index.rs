@@ -6,7 +6,8 @@
 //! it was indexed to prove anything (git's "racily clean" rule: a second write within the
 //! filesystem's timestamp granule, same size, would otherwise go unseen). So an answer is
 //! never about bytes that are no longer there. Files the walk no longer sees are dropped;
-//! a missing, unreadable or older-format cache is rebuilt.
+//! a missing, unreadable or older-format cache is rebuilt, and so is one slmcode did not seal
+//! for this user (a repository can ship an index whose sizes and mtimes match its files).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -248,8 +249,20 @@ fn cache_path() -> RelPath {
     layout::path(layout::CACHE).join(CACHE_FILE)
 }
 
+/// The index slmcode saved, when it is one it sealed for this user (one shipped with the
+/// repository, or changed since, is reported and rebuilt: its sizes and mtimes prove nothing).
 fn load(jail: &Jail) -> Option<Loaded> {
-    let bytes = fsx::read_all(jail, &cache_path()).ok()?;
+    let path = cache_path();
+    let bytes = match state::read(jail, &path) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            state::report_untrusted(
+                &e,
+                "the index is rebuilt from the project's files and saved in its place",
+            );
+            return None;
+        }
+    };
     let stored: Stored = postcard::from_bytes(&bytes).ok()?;
     if stored.format != FORMAT {
         return None;

@@ -6,7 +6,10 @@
 //!
 //! A follow-up sends the saved history unchanged and appends the new instruction, so the
 //! server's cached prompt still holds; a file read in the run and unchanged since may be
-//! edited at once, one changed since must be read again, as within one run.
+//! edited at once, one changed since must be read again, as within one run. The state is a
+//! sealed record ([`state`]): one shipped with a repository, or changed since it was saved,
+//! is never resumed — its history would go to the server and its reads would skip the
+//! read-before-edit rule.
 
 use serde::{Deserialize, Serialize};
 use slmcode_aci::boundary::layout;
@@ -45,10 +48,10 @@ fn state_path(id: &str) -> RelPath {
     layout::path(layout::RUNS).join(&format!("{id}.state.json"))
 }
 
-/// The saved state of run `id`.
+/// The saved state of run `id`, when slmcode saved it for this user.
 pub fn load(jail: &Jail, id: &str) -> Result<SavedRun, ToolError> {
     state::check_id(id, "run", "slmcode runs list")?;
-    let saved: SavedRun = state::read_json(jail, &state_path(id), || {
+    let read = state::read_json(jail, &state_path(id), || {
         let has_log = jail
             .metadata(&layout::path(layout::RUNS).join(&format!("{id}.jsonl")))
             .is_ok();
@@ -57,7 +60,17 @@ pub fn load(jail: &Jail, id: &str) -> Result<SavedRun, ToolError> {
         } else {
             format!("no run {id} (see `slmcode runs list`)")
         }
-    })?;
+    });
+    let saved: SavedRun = match read {
+        Ok(saved) => saved,
+        Err(e) if e.class() == RefusalClass::Untrusted => {
+            return Err(ToolError::refused(
+                RefusalClass::Untrusted,
+                format!("run {id} cannot be resumed: {e}; start a new run"),
+            ))
+        }
+        Err(e) => return Err(e),
+    };
     if saved.version != VERSION {
         return Err(ToolError::refused(
             RefusalClass::Io,
@@ -70,7 +83,8 @@ pub fn load(jail: &Jail, id: &str) -> Result<SavedRun, ToolError> {
     Ok(saved)
 }
 
-/// The id of the project's most recently saved run, if any run saved state.
+/// The id of the project's most recently saved run, if any run saved state. A state slmcode
+/// did not save for this user is passed over, and reported.
 pub fn latest(jail: &Jail) -> Result<Option<String>, ToolError> {
     let names = state::list_names(jail, &layout::path(layout::RUNS))?;
     /// Only the stamp is needed to choose.
@@ -81,8 +95,12 @@ pub fn latest(jail: &Jail) -> Result<Option<String>, ToolError> {
     }
     let mut best: Option<(u64, String)> = None;
     for id in names.iter().filter_map(|n| n.strip_suffix(".state.json")) {
-        let Ok(stamp) = state::read_json::<Stamp>(jail, &state_path(id), String::new) else {
-            continue;
+        let stamp = match state::read_json::<Stamp>(jail, &state_path(id), String::new) {
+            Ok(stamp) => stamp,
+            Err(e) => {
+                state::report_ignored(&e);
+                continue;
+            }
         };
         if stamp.version == VERSION && best.as_ref().is_none_or(|(t, _)| stamp.saved_at >= *t) {
             best = Some((stamp.saved_at, id.to_string()));

@@ -167,6 +167,8 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     checks.push(sandbox_check(&ws.config));
     // The grammars, each parsing a small valid file.
     checks.push(grammar_check());
+    // State under .slmcode/ that slmcode did not write for this user.
+    checks.push(state_check(&ws));
     let mut out = terminal::stdout();
     let mut failed = false;
     for c in &checks {
@@ -231,14 +233,13 @@ fn probe_model(ws: &Workspace, model: &str, write: bool) -> Result<()> {
         let Some(path) = slmcode_agent::user_config::config_path() else {
             anyhow::bail!("no home directory to write ~/.config/slmcode/config.yaml in");
         };
-        let text = match slmcode_aci::readback::read_path(
-            &path,
-            slmcode_aci::readback::CONTROL_MAX_BYTES,
-        ) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => anyhow::bail!("cannot read {}: {e}; nothing was written", path.display()),
-        };
+        let text =
+            match slmcode_aci::readback::read_path(&path, slmcode_aci::readback::CONTROL_MAX_BYTES)
+            {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(e) => anyhow::bail!("cannot read {}: {e}; nothing was written", path.display()),
+            };
         let updated = slmcode_agent::probe::set_config_keys(&text, &settings);
         slmcode_aci::fsx::save_private(&path, updated.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -292,6 +293,38 @@ fn sandbox_check(config: &Config) -> Check {
         Err(e) => fail(format!(
             "the ws_shell sandbox could not start a command: {e}"
         )),
+    }
+}
+
+/// The state files under `.slmcode/` (runs, checkpoints, pending changes, the index) whose
+/// state MAC does not check against the user's key: ignored by every command, listed here.
+fn state_check(ws: &Workspace) -> Check {
+    let key = slmcode_aci::seal::key_path().map_or_else(
+        || "none: no data directory".to_string(),
+        |p| p.display().to_string(),
+    );
+    let untrusted = slmcode_aci::state::audit(&ws.jail);
+    if untrusted.is_empty() {
+        return Check {
+            ok: true,
+            essential: false,
+            text: format!(
+                "state under .slmcode/: all written by slmcode for this user (state key {key})"
+            ),
+        };
+    }
+    let listed: Vec<String> = untrusted
+        .iter()
+        .map(|u| format!("{} ({})", u.path, u.why))
+        .collect();
+    Check {
+        ok: false,
+        essential: false,
+        text: format!(
+            "{} state file(s) under .slmcode/ not written by slmcode for this user, so ignored: {}. Look at them, then remove them (state key {key})",
+            untrusted.len(),
+            listed.join(", ")
+        ),
     }
 }
 

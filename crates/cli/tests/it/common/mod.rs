@@ -32,12 +32,16 @@ pub fn bin() -> Command {
         "XDG_CACHE_HOME",
         std::env::temp_dir().join(format!("slmcode-tests-cache-{}", std::process::id())),
     );
-    // Nor their learned edit formats; runs learn into a directory of this test process.
-    cmd.env(
-        "XDG_DATA_HOME",
-        std::env::temp_dir().join(format!("slmcode-tests-data-{}", std::process::id())),
-    );
+    // Nor their learned edit formats, nor their state key; runs learn, and seal what they
+    // save, in a directory of this test process.
+    cmd.env("XDG_DATA_HOME", data_dir());
     cmd
+}
+
+/// The user data directory every command of this test process gets (`XDG_DATA_HOME`): its
+/// learned state and its state key, so what one command saves another trusts.
+pub fn data_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("slmcode-tests-data-{}", std::process::id()))
 }
 
 /// A scratch project directory, removed when dropped.

@@ -54,11 +54,12 @@ fn drive(plan: Value) -> Value {
 }
 
 /// The stdio server command for a project, as the Python client starts it. The user config
-/// directory is pointed away from the developer's own.
+/// and data directories (the state key) are pointed away from the developer's own.
 fn stdio_server(root: &Path) -> Value {
     json!({"command": [
         "env",
         format!("XDG_CONFIG_HOME={}", std::env::temp_dir().join("slmcode-tests-no-user-config").display()),
+        format!("XDG_DATA_HOME={}", crate::common::data_dir().display()),
         env!("CARGO_BIN_EXE_slmcode"), "mcp", "--root", root.to_str().unwrap()
     ]})
 }

@@ -13,19 +13,20 @@ struct Ran {
     stderr: String,
 }
 
-/// The `slmcode run` command for `task` against `model`, with a fresh data directory (kept
-/// alive by the returned guard while the command runs).
+/// The `slmcode run` command for `task` against `model`, with a fresh learned state.
 fn run_command(
     p: &Project,
     model: &FakeModel,
     task: &str,
     args: &[&str],
     env: &[(&str, &str)],
-) -> (std::process::Command, tempfile::TempDir) {
+) -> std::process::Command {
     let mut cmd = bin();
     // A fresh learned state each run, and no exploration: these tests script search/replace.
-    let data = tempfile::tempdir().expect("data dir");
-    cmd.env("XDG_DATA_HOME", data.path());
+    // The state key stays, so a follow-up trusts what the run before it saved.
+    for learned in ["evolve.json", "servers.json"] {
+        let _ = std::fs::remove_file(crate::common::data_dir().join("slmcode").join(learned));
+    }
     cmd.args([
         "run",
         task,
@@ -41,7 +42,7 @@ fn run_command(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    (cmd, data)
+    cmd
 }
 
 fn ran(code: Option<i32>, stdout: &[u8], stderr: &[u8]) -> Ran {
@@ -60,7 +61,7 @@ fn run_with(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Ran {
-    let (mut cmd, _data) = run_command(p, model, task, args, env);
+    let mut cmd = run_command(p, model, task, args, env);
     let out = cmd.output().expect("run slmcode");
     ran(out.status.code(), &out.stdout, &out.stderr)
 }
@@ -76,7 +77,7 @@ fn run_within(
     limit: std::time::Duration,
 ) -> Result<Ran, std::time::Duration> {
     use std::io::Read;
-    let (mut cmd, _data) = run_command(p, model, task, args, env);
+    let mut cmd = run_command(p, model, task, args, env);
     let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

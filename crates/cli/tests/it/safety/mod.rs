@@ -1,6 +1,7 @@
 //! The safety net through the real binary: the syntax check and its revert (`syntax`),
 //! checkpoints and restore (`restore`), ws_mv and ws_delete (`mv_delete`), the focus guard
-//! (`focus`), and what a killed run leaves behind (`leftovers`).
+//! (`focus`), what a killed run leaves behind (`leftovers`), and what state slmcode trusts
+//! and how much of it it reads (`state`).
 
 use crate::common::{bin, Project};
 use serde_json::{json, Value};
@@ -21,8 +22,47 @@ pub(super) fn checkpoints(p: &Project, args: &[&str]) -> (i32, String, String) {
     p.cli("checkpoints", args)
 }
 
+/// The peak memory (MiB) of one `slmcode` run with `args` and `stdin`, measured by a Python
+/// parent that has no other children; and the run's stdout.
+pub(super) fn peak_mib(p: &Project, args: &[&str], stdin: &str) -> (f64, String) {
+    let script = r#"
+import resource, subprocess, sys
+out = subprocess.run(sys.argv[2:], input=sys.argv[1].encode(), capture_output=True)
+sys.stderr.write(out.stderr.decode(errors="replace"))
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0)
+sys.stdout.write(out.stdout.decode(errors="replace"))
+"#;
+    let bin = bin();
+    let out = std::process::Command::new("python3")
+        .envs(bin.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .arg("-c")
+        .arg(script)
+        .arg(stdin)
+        .arg(bin.get_program())
+        .args(args)
+        .arg("--root")
+        .arg(p.root())
+        .output()
+        .expect("python3 runs slmcode");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (peak, rest) = text.split_once('\n').expect("the peak, then the output");
+    (peak.trim().parse().expect("a number"), rest.to_string())
+}
+
+/// A sparse file of `len` bytes with markers at its start, middle and end.
+pub(super) fn sparse(p: &Project, rel: &str, len: u64) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::fs::File::create(p.path(rel)).unwrap();
+    f.set_len(len).unwrap();
+    for (at, mark) in [(0, &b"head"[..]), (len / 2, b"middle"), (len - 4, b"tail")] {
+        f.seek(SeekFrom::Start(at)).unwrap();
+        f.write_all(mark).unwrap();
+    }
+}
+
 mod focus;
 mod leftovers;
 mod mv_delete;
 mod restore;
+mod state;
 mod syntax;

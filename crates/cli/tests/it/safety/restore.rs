@@ -124,44 +124,6 @@ fn restore_never_writes_or_removes_through_a_swapped_directory() {
     );
 }
 
-/// The peak memory (MiB) of one `slmcode` run with `args` and `stdin`, measured by a Python
-/// parent that has no other children; and the run's stdout.
-fn peak_mib(p: &Project, args: &[&str], stdin: &str) -> (f64, String) {
-    let script = r#"
-import resource, subprocess, sys
-out = subprocess.run(sys.argv[2:], input=sys.argv[1].encode(), capture_output=True)
-sys.stderr.write(out.stderr.decode(errors="replace"))
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0)
-sys.stdout.write(out.stdout.decode(errors="replace"))
-"#;
-    let bin = bin();
-    let out = std::process::Command::new("python3")
-        .envs(bin.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .arg("-c")
-        .arg(script)
-        .arg(stdin)
-        .arg(bin.get_program())
-        .args(args)
-        .arg("--root")
-        .arg(p.root())
-        .output()
-        .expect("python3 runs slmcode");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (peak, rest) = text.split_once('\n').expect("the peak, then the output");
-    (peak.trim().parse().expect("a number"), rest.to_string())
-}
-
-/// A sparse file of `len` bytes with markers at its start, middle and end.
-fn sparse(p: &Project, rel: &str, len: u64) {
-    use std::io::{Seek, SeekFrom, Write};
-    let mut f = std::fs::File::create(p.path(rel)).unwrap();
-    f.set_len(len).unwrap();
-    for (at, mark) in [(0, &b"head"[..]), (len / 2, b"middle"), (len - 4, b"tail")] {
-        f.seek(SeekFrom::Start(at)).unwrap();
-        f.write_all(mark).unwrap();
-    }
-}
-
 fn markers(path: &std::path::Path, len: u64) -> Vec<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     let mut f = std::fs::File::open(path).unwrap();
@@ -330,4 +292,125 @@ fn names_that_are_not_utf8_survive_a_delete_and_restore() {
             .as_bytes(),
         b"t\xfe"
     );
+}
+
+/// Every regular file under `dir` whose mode has a setuid, setgid or sticky bit.
+fn special_modes(dir: &std::path::Path) -> Vec<String> {
+    common::snapshot(dir)
+        .keys()
+        .filter(|rel| {
+            std::fs::symlink_metadata(dir.join(rel))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o7000 != 0)
+        })
+        .cloned()
+        .collect()
+}
+
+/// A checkpoint that came with the repository — a manifest that says a file of the user's did
+/// not exist and another held a setuid copy — is never restored: the user's files stay as they
+/// are, byte for byte, no special mode appears, it is not listed, and it is left in place.
+#[test]
+fn a_shipped_checkpoint_is_never_restored() {
+    let p = Project::new();
+    p.write("victim.txt", "the user's own work\n");
+    p.write("tool.sh", "#!/bin/sh\necho mine\n");
+    let id = "1700000000-1-1";
+    let manifest = format!(".slmcode/checkpoints/{id}/manifest.json");
+    p.write(
+        &manifest,
+        json!({"session": id, "created": 1_700_000_000u64, "entries": [
+            {"path": "victim.txt", "state": "absent"},
+            {"path": "tool.sh", "state": "file", "mode": 0o6755, "blob": "0001",
+             "blake3": blake3::hash(b"#!/bin/sh\nevil\n").to_hex().to_string()},
+            {"path": "new-root.sh", "state": "file", "mode": 0o6755, "blob": "0001"}
+        ]})
+        .to_string(),
+    );
+    p.write(
+        &format!(".slmcode/checkpoints/{id}/blobs/0001"),
+        "#!/bin/sh\nevil\n",
+    );
+    let before = common::snapshot(p.root());
+    let (code, out, err) = checkpoints(&p, &["restore", id]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "{manifest} was not written by slmcode for this user"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        common::snapshot(p.root()),
+        before,
+        "the restore changed files"
+    );
+    assert!(special_modes(p.root()).is_empty());
+    let (code, list, err) = checkpoints(&p, &["list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!list.contains(id), "{list}");
+    assert!(err.contains(&manifest), "{err}");
+    let (code, _, err) = checkpoints(&p, &["show", id]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("not written by slmcode for this user"),
+        "{err}"
+    );
+}
+
+/// A saved copy changed after it was saved is never written back: the restore of that path is
+/// refused and the file stays as the session left it.
+#[test]
+fn a_changed_saved_copy_is_never_written_back() {
+    let p = Project::new();
+    p.write("a.txt", "original\n");
+    let out = run(&p, &[read("a.txt"), edit("a.txt", "original", "edited")]);
+    assert!(out.iter().all(|r| r["is_error"] == false), "{out:?}");
+    let (_, list, _) = checkpoints(&p, &["list"]);
+    let session = list.split_whitespace().next().unwrap().to_string();
+    p.write(
+        &format!(".slmcode/checkpoints/{session}/blobs/0001"),
+        "hostile\n",
+    );
+    let (code, said, err) = checkpoints(&p, &["restore", &session]);
+    assert_eq!(code, 1, "{said}{err}");
+    assert!(err.contains("changed since it was saved"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("a.txt")).unwrap(),
+        "edited\n"
+    );
+}
+
+/// A restore never sets a setuid, setgid or sticky bit, even where the file had them: the rest
+/// of the mode comes back, and the result says what was left off.
+#[test]
+fn restores_never_set_setuid_setgid_or_sticky() {
+    let p = Project::new();
+    p.write("tool.sh", "#!/bin/sh\necho one\n");
+    std::fs::set_permissions(p.path("tool.sh"), std::fs::Permissions::from_mode(0o7755)).unwrap();
+    let had = std::fs::metadata(p.path("tool.sh"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert_ne!(had & 0o7000, 0, "this system set no special bit ({had:o})");
+    let out = run(
+        &p,
+        &[json!({"tool": "ws_delete", "args": {"path": "tool.sh"}})],
+    );
+    assert!(out.iter().all(|r| r["is_error"] == false), "{out:?}");
+    let (_, list, _) = checkpoints(&p, &["list"]);
+    let session = list.split_whitespace().next().unwrap().to_string();
+    let (code, said, err) = checkpoints(&p, &["restore", &session]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        said.contains("restored tool.sh (19 bytes, mode 755; setuid, setgid and sticky bits are never restored)"),
+        "{said}"
+    );
+    let mode = std::fs::metadata(p.path("tool.sh"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert_eq!(mode, 0o755);
+    assert!(special_modes(p.root()).is_empty());
 }
