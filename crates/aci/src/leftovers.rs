@@ -84,7 +84,10 @@ fn sweep_temps(jail: &Jail, protected: &Protected, tmp: &Anchored) -> usize {
 
 /// Removes the temp a record names beside its target, when it is one of `pid`'s.
 fn remove_beside(jail: &Jail, protected: &Protected, tmp: &Anchored, record: &str, pid: u32) {
-    let Ok(bytes) = tmp.dir().read(record) else {
+    // Through the size bound: a record is a path, and anyone could have put a 1 GiB one here.
+    let Some(bytes) = open_file(tmp, record)
+        .and_then(|f| crate::readback::read(f, crate::readback::CONTROL_MAX_BYTES).ok())
+    else {
         return;
     };
     let Ok(path) = RawPath::from_bytes(&bytes) else {
@@ -167,10 +170,7 @@ fn abandoned(dir: &Anchored, name: &str, pid: u32, locked: Option<&str>) -> bool
 /// Whether someone holds the lock on the temp `name` (its writer, while it writes); `None`
 /// when that cannot be learned (it is gone, or this file system has no locks).
 fn held(dir: &Anchored, name: &str) -> Option<bool> {
-    let mut options = cap_std::fs::OpenOptions::new();
-    options.read(true);
-    crate::platform::fs::never_block_or_follow(&mut options);
-    let file = dir.dir().open_with(name, &options).ok()?.into_std();
+    let file = open_file(dir, name)?;
     if !file.metadata().ok()?.is_file() {
         return None;
     }
@@ -180,6 +180,14 @@ fn held(dir: &Anchored, name: &str) -> Option<bool> {
         Err(std::fs::TryLockError::WouldBlock) => Some(true),
         Err(std::fs::TryLockError::Error(_)) => None,
     }
+}
+
+/// Opens `name` in `dir` for reading, without following a symlink or blocking on a FIFO.
+fn open_file(dir: &Anchored, name: &str) -> Option<std::fs::File> {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    crate::platform::fs::never_block_or_follow(&mut options);
+    Some(dir.dir().open_with(name, &options).ok()?.into_std())
 }
 
 #[cfg(test)]

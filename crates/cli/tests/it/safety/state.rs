@@ -212,6 +212,14 @@ fn every_file_read_back_is_read_through_a_size_bound() {
         says,
         kept,
     };
+    // A record of a temp beside its target, left by a dead writer: read by the sweep at start.
+    let dead = {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    };
+    let beside = format!(".slmcode/tmp/{dead}-1.tmp.beside");
     let resume = vec![
         "run",
         "--resume",
@@ -326,6 +334,13 @@ fn every_file_read_back_is_read_through_a_size_bound() {
             says: None,
             kept: true,
         },
+        Case {
+            file: &beside,
+            at: At::Project,
+            args: vec!["tool", "ws_list", r#"{"path": "."}"#],
+            says: None,
+            kept: false,
+        },
         case(
             "slmcode/state.key",
             At::Data,
@@ -353,6 +368,9 @@ fn every_file_read_back_is_read_through_a_size_bound() {
             At::Data => data.path().join(rel),
         };
         sparse_gib(&file);
+        if rel.ends_with(".beside") {
+            common::age(&file, std::time::Duration::from_secs(600));
+        }
         let env = [
             ("XDG_CONFIG_HOME", config.path()),
             ("XDG_DATA_HOME", data.path()),
