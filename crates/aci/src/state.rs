@@ -104,7 +104,7 @@ pub struct Log {
 }
 
 impl Log {
-    /// A new log at `path` (created, private to the user, with its first line).
+    /// A log to be written at `path` (created, private to the user, with its first line).
     pub fn new(path: RelPath) -> Log {
         Log {
             path,
@@ -124,6 +124,12 @@ impl Log {
         let fail = |e: &dyn std::fmt::Display| {
             ToolError::refused(RefusalClass::Io, format!("could not write {path}: {e}"))
         };
+        if line.contains(&b'\n') {
+            return Err(ToolError::refused(
+                RefusalClass::Internal,
+                format!("a line for {path} holds a newline, so it was not written"),
+            ));
+        }
         let mut chain = self.chain.lock().unwrap_or_else(PoisonError::into_inner);
         let mut next = chain.clone();
         let mut sealed = next.seal_line(path.as_str(), line);
