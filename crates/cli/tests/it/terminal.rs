@@ -311,7 +311,11 @@ fn pending_shows_a_staged_change_escaped() {
             "{}\n",
             json!({"tool": "ws_write", "args": {"path": name, "content": format!("text{EVIL}\n")}})
         ),
-        &[("SLMCODE_PERMISSION_MODE", "review")],
+        // The same data directory (the state key) as the commands that read the change back.
+        &[
+            ("SLMCODE_PERMISSION_MODE", "review"),
+            ("XDG_DATA_HOME", data.path().to_str().unwrap()),
+        ],
     );
     assert_eq!(results[0]["is_error"], false, "{results:?}");
     let out = slmcode(&p, &["pending", "list"], data.path())
