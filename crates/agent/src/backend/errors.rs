@@ -127,9 +127,9 @@ pub(super) fn connect_detail(e: &reqwest::Error) -> String {
 ///   pos 1360: <tool_call>…", ggml-org/llama.cpp#24644, #23838, #20761, #20532 — a 500, or an
 ///   error event in a stream), its older "Failed to parse tool call arguments as JSON";
 ///   Ollama ("error parsing tool call: raw=…" for JSON formats; its Qwen3-Coder, GLM and
-///   Qwen3.5 parsers' Go XML errors, "XML syntax error on line 127: element <parameter> closed
-///   by </function>", "failed to parse XML: …", "expected element type <function> but have
-///   <parameter>", ollama/ollama#14834, #18563, continuedev/continue#10896; its Qwen3 parser's
+///   Qwen3.5 parsers' Go XML errors, "XML syntax error on line 127: element `<parameter>` closed
+///   by `</function>`", "failed to parse XML: …", "expected element type `<function>` but have
+///   `<parameter>`", ollama/ollama#14834, #18563, continuedev/continue#10896; its Qwen3 parser's
 ///   "failed to parse JSON: unexpected end of JSON input", ollama/ollama#14570 — a 500, or a
 ///   `{"error": …}` line in a stream, ollama/ollama#12380).
 ///
