@@ -17,6 +17,8 @@ pub(super) enum Slot {
     Globs(fn(&mut Config) -> &mut Vec<String>),
     /// A list of strings, read the same way.
     Strings(fn(&mut Config) -> &mut Vec<String>),
+    /// A list of paths, each under the home (`~/…`) or absolute, none with `..`.
+    ReadPaths(fn(&mut Config) -> &mut Vec<String>),
     ShellPermission,
     /// `auto`, `landlock` or `off`.
     Sandbox,
@@ -121,6 +123,10 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "shell_allow",
         slot: Slot::Strings(|c| &mut c.shell_allow),
+    },
+    Key {
+        name: "shell_read_allow",
+        slot: Slot::ReadPaths(|c| &mut c.shell_read_allow),
     },
     Key {
         name: "shell_permission",
@@ -302,7 +308,7 @@ impl Key {
                 Some(Sample::Value(v)) => v.to_string(),
                 None => "(the model's default)".into(),
             },
-            Slot::Strings(field) | Slot::Globs(field) => {
+            Slot::Strings(field) | Slot::Globs(field) | Slot::ReadPaths(field) => {
                 serde_json::to_string(field(&mut c)).unwrap_or_default()
             }
             Slot::Bytes { field, .. } => show_bytes(*field(&mut c)),
@@ -436,6 +442,14 @@ impl Key {
                 *field(config) = string_list(value)
                     .ok_or_else(|| bad("a list of strings, e.g. [\"make test\"]".to_string()))?;
             }
+            Slot::ReadPaths(field) => {
+                let paths = string_list(value)
+                    .filter(|paths| paths.iter().all(|p| read_path_ok(p)))
+                    .ok_or_else(|| {
+                        bad("a list of paths under your home (~/.cargo) or absolute (/srv/data), without ..".to_string())
+                    })?;
+                *field(config) = paths;
+            }
             Slot::Globs(field) => {
                 let expected =
                     || bad("a list of globs, e.g. [\"src/**\", \"tests/**\"]".to_string());
@@ -480,4 +494,17 @@ pub(super) fn string_list(value: &serde_json::Value) -> Option<Vec<String>> {
         serde_json::Value::Null => Some(Vec::new()),
         _ => None,
     }
+}
+
+/// An entry of `shell_read_allow`: `~`, `~/…` or absolute, with no `..` (what it names is what
+/// `slmcode doctor` shows, not a path that climbs out of it).
+fn read_path_ok(path: &str) -> bool {
+    let rest = match path.strip_prefix('~') {
+        Some("") => return true,
+        Some(rest) if rest.starts_with('/') => rest,
+        Some(_) => return false,
+        None if path.starts_with('/') => path,
+        None => return false,
+    };
+    !rest.split('/').any(|c| c == "..")
 }

@@ -8,6 +8,10 @@ use super::*;
 /// programs to start (`mcp_servers`, `shell_allow`) and where prompts and the key go.
 pub const USER_ONLY_KEYS: &[&str] = &["mcp_servers", "endpoint", "api_key_env", "shell_allow"];
 
+/// Keys a project's config, even one the user approved, may only narrow: a subset of what is in
+/// force. A repository must not choose what of the user's files its commands read.
+pub const NARROW_ONLY_KEYS: &[&str] = &["shell_read_allow"];
+
 /// Which file a config text came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layer {
@@ -122,7 +126,11 @@ impl Config {
                 continue;
             }
             match KEYS.iter().find(|k| k.name == name) {
-                Some(key) if file.layer == Layer::Project => {
+                // What commands may read is the user's to widen: even an approved project
+                // config only narrows it.
+                Some(key)
+                    if file.layer == Layer::Project || NARROW_ONLY_KEYS.contains(&key.name) =>
+                {
                     self.tighten(key, &value, source, warnings)?
                 }
                 Some(key) => key.apply(self, &value, source)?,
@@ -154,7 +162,26 @@ impl Config {
             self.origins.insert("focus", source.to_string());
             return Ok(());
         }
+        // A list of places to read is stricter when it is a subset of the one in force.
+        let widens = key.name == "shell_read_allow"
+            && asked
+                .shell_read_allow
+                .iter()
+                .any(|p| !self.shell_read_allow.contains(p));
         match (strictness(key.name, self), strictness(key.name, &asked)) {
+            _ if widens => {
+                let ignored = Ignored {
+                    key: key.name,
+                    asked: key.show(&asked),
+                    kept: key.show(self),
+                    source: source.to_string(),
+                };
+                warnings.push(format!(
+                    "{source}: `{}: {}` is ignored: it would let commands read more than `{}: {}`, and only your own config may widen what commands read",
+                    ignored.key, ignored.asked, ignored.key, ignored.kept
+                ));
+                self.ignored.push(ignored);
+            }
             (Some(now), Some(then)) if then < now => {
                 let ignored = Ignored {
                     key: key.name,

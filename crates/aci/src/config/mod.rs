@@ -65,6 +65,10 @@ pub struct Config {
     pub shell_timeout_max: usize,
     /// Command prefixes the user allows beyond the built-in tiers ("make test").
     pub shell_allow: Vec<String>,
+    /// Places a command may read beyond the project, the system and the toolchains' own
+    /// directories (`~/.config`, `/srv/data`): under the home (`~/…`) or absolute. The user's
+    /// to extend; a project may only narrow it. Secret stores stay unreadable whatever it says.
+    pub shell_read_allow: Vec<String>,
     /// allow, ask or deny.
     pub shell_permission: ShellPermission,
     /// How ws_shell commands are confined.
@@ -231,6 +235,7 @@ impl Default for Config {
             shell_timeout: 120,
             shell_timeout_max: 900,
             shell_allow: Vec::new(),
+            shell_read_allow: Vec::new(),
             shell_permission: ShellPermission::Allow,
             sandbox: SandboxMode::Auto,
             shell_network: ShellNetwork::Deny,
@@ -305,7 +310,7 @@ mod keys;
 mod layers;
 
 use keys::{Key, KEYS};
-pub use layers::{ConfigFile, Layer, USER_ONLY_KEYS};
+pub use layers::{ConfigFile, Layer, NARROW_ONLY_KEYS, USER_ONLY_KEYS};
 
 #[cfg(test)]
 mod tests {
@@ -489,5 +494,55 @@ permission_mode: dry-run
         .unwrap();
         assert_eq!(c.shell_memory_max, 64 << 20);
         assert_eq!(c.checkpoint_max_bytes, 1 << 30);
+    }
+
+    /// `shell_read_allow` adds places beyond the toolchains' own; each entry is a path under
+    /// the home (`~/…`) or absolute, never relative or with `..`. A project may narrow what the
+    /// user allowed, never add to it — not even a project config the user approved.
+    #[test]
+    fn read_allow_takes_home_and_absolute_paths_and_a_project_only_narrows_it() {
+        let mut c = Config::default();
+        assert!(c.shell_read_allow.is_empty());
+        c.apply_env([(
+            "SLMCODE_SHELL_READ_ALLOW".to_string(),
+            "~/.config, /srv/data".to_string(),
+        )])
+        .unwrap();
+        assert_eq!(c.shell_read_allow, ["~/.config", "/srv/data"]);
+        for bad in ["[\"rel/path\"]", "[\"~/../etc\"]", "[\"~other/x\"]", "7"] {
+            let e = c
+                .clone()
+                .apply_yaml(&format!("shell_read_allow: {bad}\n"), &mut Vec::new())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("shell_read_allow must be a list of paths under your home (~/.cargo) or absolute"),
+                "{bad}: {e}"
+            );
+        }
+        let file = |layer, text: &str| ConfigFile {
+            layer,
+            source: CONFIG_PATH.into(),
+            text: text.into(),
+        };
+        for layer in [Layer::Project, Layer::ApprovedProject] {
+            let mut p = c.clone();
+            let mut w = Vec::new();
+            p.apply_file(
+                &file(layer, "shell_read_allow: [\"~/.config\", \"~/.ssh\"]\n"),
+                &mut w,
+            )
+            .unwrap();
+            assert_eq!(p.shell_read_allow, ["~/.config", "/srv/data"], "{layer:?}");
+            assert!(
+                w.iter().any(
+                    |w| w.contains("`shell_read_allow: [\"~/.config\",\"~/.ssh\"]` is ignored")
+                ),
+                "{layer:?}: {w:?}"
+            );
+            p.apply_file(&file(layer, "shell_read_allow: [\"~/.config\"]\n"), &mut w)
+                .unwrap();
+            assert_eq!(p.shell_read_allow, ["~/.config"], "{layer:?}");
+        }
     }
 }
