@@ -94,6 +94,8 @@ pub fn execute(
         SandboxMode::Off => None,
         _ => shell::env::sandbox_cache(&root),
     };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let path_dirs = shell::env::path_dirs(&root);
     let (confinement, report) = match ws.config.sandbox {
         SandboxMode::Off => (
             sandbox::processes_only(),
@@ -106,6 +108,9 @@ pub fn execute(
             cache: cache.as_deref(),
             network: ws.config.shell_network,
             namespaces: mode == SandboxMode::Auto,
+            home: home.as_deref(),
+            read_allow: &ws.config.shell_read_allow,
+            path_dirs: &path_dirs,
         }),
     };
     let tmp = temp.0.to_string_lossy().into_owned();
@@ -158,6 +163,36 @@ pub fn execute(
             bound: memory.bound(),
         },
     })
+}
+
+/// What a command in `ws` may read, as a call would get it: for `slmcode doctor`.
+pub fn reads(ws: &Workspace) -> sandbox::Reads {
+    if let Some(why) = sandbox::unavailable() {
+        return sandbox::Reads::Off(why);
+    }
+    if ws.config.sandbox == SandboxMode::Off {
+        return sandbox::Reads::Off("sandbox: off in the config".into());
+    }
+    let Ok(temp) = RunTemp::create() else {
+        return sandbox::Reads::Off("no temp directory could be made to find out".into());
+    };
+    let root = ws.jail.root().to_path_buf();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let path_dirs = shell::env::path_dirs(&root);
+    let protected = Protected::discover(&ws.jail);
+    let cache = shell::env::sandbox_cache(&root);
+    let (_, report) = sandbox::prepare(&Plan {
+        root: &root,
+        protected: &protected,
+        temp: &temp.0,
+        cache: cache.as_deref(),
+        network: ws.config.shell_network,
+        namespaces: ws.config.sandbox == SandboxMode::Auto,
+        home: home.as_deref(),
+        read_allow: &ws.config.shell_read_allow,
+        path_dirs: &path_dirs,
+    });
+    report.reads
 }
 
 /// A call's private temp directory, removed when dropped: made fresh (mode 0700, a random

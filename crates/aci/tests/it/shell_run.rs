@@ -65,6 +65,7 @@ fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::r
     if let Mode::Sandboxed | Mode::LandlockOnly = mode {
         let jail = Jail::open(dir.path()).unwrap();
         let protected = Protected::discover(&jail);
+        let path_dirs = slmcode_aci::shell::env::path_dirs(jail.root());
         let (c, report) = sandbox::prepare(&Plan {
             root: jail.root(),
             protected: &protected,
@@ -72,6 +73,9 @@ fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::r
             cache: None,
             network: ShellNetwork::Deny,
             namespaces: matches!(mode, Mode::Sandboxed),
+            home: None,
+            read_allow: &[],
+            path_dirs: &path_dirs,
         });
         if !report.is_full()
             && matches!(mode, Mode::Sandboxed)

@@ -27,6 +27,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use landlock::{
@@ -34,7 +35,8 @@ use landlock::{
     RulesetCreated, RulesetCreatedAttr, Scope, ABI,
 };
 
-use super::{Network, Plan, Processes, Report, Writes};
+use super::reads::{self, View};
+use super::{Network, Plan, Processes, Reads, Report, Writes};
 use crate::config::ShellNetwork;
 
 mod child;
@@ -49,6 +51,8 @@ pub struct Confinement {
     /// A directory of the call's temp directory, mounted over `/dev/shm`: POSIX shared memory
     /// and semaphores (Python's multiprocessing) work, privately.
     shm: Option<CString>,
+    /// What the command may read, as mounts (with a mount namespace).
+    view: Option<ViewMounts>,
     loopback: bool,
     landlock: Mutex<Option<RulesetCreated>>,
     drop_caps: bool,
@@ -71,6 +75,28 @@ struct Bind {
     locked: libc::c_ulong,
 }
 
+/// The read view as mounts: every shown place is cloned (`open_tree`) before the hidden places
+/// are covered with empty file systems, then put back where it was; secret stores are masked.
+struct ViewMounts {
+    /// Shown places, parents first: the clone's path, and whether it is a directory and
+    /// read-only (with the flags a remount must keep).
+    shown: Vec<(CString, bool, Option<libc::c_ulong>)>,
+    /// The clones, between taking them and putting them back.
+    fds: Vec<AtomicI32>,
+    /// Hidden places: a directory gets an empty tmpfs, a file `/dev/null`.
+    covers: Vec<(CString, bool)>,
+    /// Directories to make inside the covers, parents first.
+    dirs: Vec<CString>,
+    /// Symbolic links to make again inside the covers: (where, what it says).
+    links: Vec<(CString, CString)>,
+    /// Secret stores in what is visible: a directory gets an empty read-only tmpfs, a file
+    /// `/dev/null`.
+    secrets: Vec<(CString, bool)>,
+    /// The working directory, entered again in the new view (the one std entered before is
+    /// the old tree, whose `..` leads past the covers).
+    cwd: CString,
+}
+
 /// What this kernel lets an unprivileged (or root) process do, found once by trying.
 #[derive(Debug, Clone, Copy)]
 struct Abilities {
@@ -84,6 +110,8 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
     let ab = abilities();
     let abi = landlock_abi();
     let root = plan.root;
+    let view = plan.view(reads::Layout::Linux);
+    let words = view.describe(plan.home.and_then(|h| h.canonicalize().ok()).as_deref());
     let mut read_only = Vec::new();
     let mut writable = Vec::new();
     let ns = if ab.namespaces && plan.namespaces {
@@ -149,9 +177,35 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
         .is_some_and(|n| n.flags & libc::CLONE_NEWNET != 0);
     let tcp_rules =
         plan.network == ShellNetwork::Deny || (plan.network == ShellNetwork::Loopback && !netns);
+    let mounted_view = match (&ns, can_move_mounts()) {
+        (Some(_), true) => Some(view_mounts(&view, root)),
+        _ => None,
+    };
+    // Landlock's read rules: the system around what is hidden and the secrets, and each shown
+    // place around the secrets. With the view mounted, every directory may be listed: what is
+    // hidden is not there to list (and Landlock ignores the rules of a covered mount point, so
+    // the covers could not be granted alone).
+    let mut read_grants = Vec::new();
+    let mut fences: Vec<PathBuf> = view.hidden_all.clone();
+    fences.extend(view.secrets.iter().cloned());
+    entry_grants(Path::new("/"), &fences, &mut read_grants);
+    for s in &view.shown {
+        entry_grants(&s.path, &view.secrets, &mut read_grants);
+    }
+    let listable: Vec<PathBuf> = if mounted_view.is_some() {
+        vec![PathBuf::from("/")]
+    } else {
+        Vec::new()
+    };
     let landlock = match abi {
-        Some(_) => build_ruleset(&grants, tcp_rules, plan.network != ShellNetwork::Allow)
-            .map_err(|e| format!("the Landlock ruleset could not be built: {e}")),
+        Some(_) => build_ruleset(
+            &grants,
+            &read_grants,
+            &listable,
+            tcp_rules,
+            plan.network != ShellNetwork::Allow,
+        )
+        .map_err(|e| format!("the Landlock ruleset could not be built: {e}")),
         None => Err("the kernel has no Landlock".to_string()),
     };
     let network = match (plan.network, netns) {
@@ -169,6 +223,14 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
         (Some(_), Err(e)) => Writes::Off(format!("{e}; only .git/ and .slmcode/ are read-only")),
         (None, Err(e)) => Writes::Off(format!("{e}, and there are no mount namespaces")),
     };
+    let reads = match (&mounted_view, &landlock, &ns) {
+        (Some(_), _, _) => Reads::View(words),
+        (None, Ok(_), _) => Reads::Landlock(words),
+        (None, Err(e), Some(_)) => Reads::Off(format!(
+            "{e}, and this kernel cannot move mounts (open_tree, Linux 5.2)"
+        )),
+        (None, Err(e), None) => Reads::Off(format!("{e}, and there are no mount namespaces")),
+    };
     let report = Report {
         processes: if ns.is_some() {
             Processes::Namespace
@@ -176,6 +238,7 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
             Processes::Walk
         },
         writes,
+        reads,
         network,
         private_proc: ns.as_ref().is_some_and(|n| n.proc),
         landlock_abi: abi,
@@ -186,6 +249,7 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
         read_only,
         writable,
         shm,
+        view: mounted_view,
         landlock: Mutex::new(landlock.ok()),
         drop_caps: true,
         cap_last: cap_last(),
@@ -201,6 +265,7 @@ pub(super) fn processes_only() -> Confinement {
         read_only: Vec::new(),
         writable: Vec::new(),
         shm: None,
+        view: None,
         loopback: false,
         landlock: Mutex::new(None),
         drop_caps: false,
@@ -268,15 +333,20 @@ fn landlock_abi() -> Option<u8> {
     u8::try_from(v).ok().filter(|v| *v >= 1)
 }
 
+/// The ruleset: writes only to `grants`, reads (and programs) only from `reads`, listing
+/// `listable` (with the view mounted, every directory); TCP refused when `tcp`.
 fn build_ruleset(
     grants: &[PathBuf],
+    reads: &[PathBuf],
+    listable: &[PathBuf],
     tcp: bool,
     scope_sockets: bool,
 ) -> Result<RulesetCreated, landlock::RulesetError> {
     let write = AccessFs::from_write(ABI::V8);
+    let read = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(write)?;
+        .handle_access(write | read)?;
     if tcp {
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
@@ -286,7 +356,91 @@ fn build_ruleset(
     }
     ruleset
         .create()?
-        .add_rules(path_beneath_rules(grants, write))
+        .add_rules(path_beneath_rules(grants, write))?
+        .add_rules(path_beneath_rules(reads, read))?
+        .add_rules(path_beneath_rules(listable, AccessFs::ReadDir))
+}
+
+/// Whether this kernel has `open_tree` (Linux 5.2), which the read view clones shown places
+/// with. Asked without cloning, which needs no privilege.
+fn can_move_mounts() -> bool {
+    static CAN: OnceLock<bool> = OnceLock::new();
+    *CAN.get_or_init(|| {
+        // SAFETY: open_tree without OPEN_TREE_CLONE only opens a path (like O_PATH); the
+        // descriptor is closed at once.
+        unsafe {
+            let fd = libc::syscall(
+                libc::SYS_open_tree,
+                libc::AT_FDCWD,
+                c"/".as_ptr(),
+                libc::O_CLOEXEC as libc::c_uint,
+            );
+            if fd < 0 {
+                return false;
+            }
+            libc::close(fd as libc::c_int);
+            true
+        }
+    })
+}
+
+/// The view as mounts, everything prepared here so the child only makes system calls.
+fn view_mounts(view: &View, cwd: &Path) -> ViewMounts {
+    let inside_cover = |p: &Path| view.hidden.iter().find(|h| p.starts_with(h) && p != *h);
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    // Every directory between a cover and a place inside it; the place too when a directory.
+    let mut make = |p: &Path, itself: bool| {
+        if let Some(cover) = inside_cover(p) {
+            let mut parents: Vec<PathBuf> = p
+                .ancestors()
+                .skip(1)
+                .take_while(|a| a.starts_with(cover) && *a != cover.as_path())
+                .map(Path::to_path_buf)
+                .collect();
+            if itself {
+                parents.push(p.to_path_buf());
+            }
+            dirs.extend(parents);
+        }
+    };
+    for s in &view.shown {
+        make(&s.path, s.is_dir);
+    }
+    for (link, _) in &view.links {
+        make(link, false);
+    }
+    dirs.sort();
+    dirs.dedup();
+    let shown = view
+        .shown
+        .iter()
+        .filter_map(|s| {
+            let path = cstring(&s.path)?;
+            let read_only = (!s.writable).then(|| locked_flags(&path));
+            Some((path, s.is_dir, read_only))
+        })
+        .collect::<Vec<_>>();
+    ViewMounts {
+        fds: shown.iter().map(|_| AtomicI32::new(-1)).collect(),
+        shown,
+        covers: view
+            .hidden
+            .iter()
+            .filter_map(|h| Some((cstring(h)?, h.is_dir())))
+            .collect(),
+        dirs: dirs.iter().filter_map(|d| cstring(d)).collect(),
+        links: view
+            .links
+            .iter()
+            .filter_map(|(l, t)| Some((cstring(l)?, cstring(t)?)))
+            .collect(),
+        secrets: view
+            .secrets
+            .iter()
+            .filter_map(|s| Some((cstring(s)?, s.is_dir())))
+            .collect(),
+        cwd: cstring(cwd).unwrap_or_else(|| c"/".to_owned()),
+    }
 }
 
 /// Landlock grants that cover `dir` except the protected paths: a directory with nothing
@@ -393,6 +547,7 @@ fn abilities() -> Abilities {
                 read_only: Vec::new(),
                 writable: Vec::new(),
                 shm: None,
+                view: None,
                 loopback: true,
                 landlock: Mutex::new(None),
                 drop_caps: true,

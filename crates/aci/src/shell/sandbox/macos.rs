@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use super::reads::Layout;
 use super::seatbelt::{self, Grants};
-use super::{Network, Plan, Processes, Report, Writes};
+use super::{Network, Plan, Processes, Reads, Report, Writes};
 use crate::config::ShellNetwork;
 
 /// Where macOS keeps it.
@@ -59,7 +60,13 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
     let temp = real(plan.temp);
     let cache = plan.cache.map(real);
     let network = plan.network == ShellNetwork::Allow;
+    let view = plan.view(Layout::MacOs);
+    let words = view.describe(plan.home.map(real).as_deref());
+    let shown: Vec<PathBuf> = view.shown.iter().map(|s| s.path.clone()).collect();
     let profile = seatbelt::profile(&Grants {
+        hidden: &view.hidden_all,
+        shown: &shown,
+        secrets: &view.secrets,
         root: &root,
         protected: &protected,
         scratch: &scratch,
@@ -74,6 +81,7 @@ pub(super) fn prepare(plan: &Plan) -> (Confinement, Report) {
         Report {
             processes: Processes::Table,
             writes: Writes::Seatbelt,
+            reads: Reads::Seatbelt(words),
             network: match plan.network {
                 ShellNetwork::Allow => Network::On,
                 ShellNetwork::Loopback => Network::OffNoLoopback,

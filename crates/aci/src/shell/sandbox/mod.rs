@@ -13,18 +13,23 @@
 //!   namespaces Landlock alone grants the project entry by entry, around the protected ones.
 //! - **Network**: a network namespace of its own (nothing, or only its own loopback), else
 //!   Landlock's TCP rules; `shell_network: allow` opts out.
+//! - **Reads**: the command sees the system, the project, its temp and cache directories,
+//!   `PATH` and the toolchains' directories of the home ([`reads`]); the rest of the home,
+//!   other homes, the shared temp directories and other top-level directories are covered by
+//!   empty read-only file systems in its mount namespace, secret stores masked, and Landlock's
+//!   read rules say the same. Without mount namespaces, Landlock's rules alone.
 //! - **Secrets**: the command has no capabilities, cannot see the harness's process, and the
 //!   harness is not dumpable, so its environment (the API key) cannot be read.
 //!
 //! On macOS (`macos`) the command runs under Seatbelt (`/usr/bin/sandbox-exec`) with a profile
-//! generated for the call (`seatbelt`): the same writes, no network unless allowed, and
+//! generated for the call (`seatbelt`): the same writes and reads, no network unless allowed, and
 //! [`crate::shell::contain`]'s process-table walk. Other Unix systems, and Linux built with the
 //! `portable` feature, get `portable`: nothing confined, and the report says so. On Windows
 //! ws_shell does not run at all ([`unavailable`]).
 //!
 //! Every weakening is named in the [`Report`], which the result and `slmcode doctor` show.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::boundary::Protected;
@@ -39,6 +44,8 @@ use linux as platform;
 mod macos;
 #[cfg(all(target_os = "macos", not(feature = "portable")))]
 use macos as platform;
+
+pub mod reads;
 
 // The profile is a pure function of the call, compiled and tested everywhere.
 #[cfg_attr(not(target_os = "macos"), allow(dead_code))]
@@ -103,6 +110,28 @@ pub struct Plan<'a> {
     pub network: ShellNetwork,
     /// Use namespaces where the kernel allows (`sandbox: landlock` says no).
     pub namespaces: bool,
+    /// The user's home (`HOME`), whose toolchain directories the command sees.
+    pub home: Option<&'a Path>,
+    /// The user's `shell_read_allow`.
+    pub read_allow: &'a [String],
+    /// The directories programs come from, shown to the command.
+    pub path_dirs: &'a [PathBuf],
+}
+
+impl Plan<'_> {
+    /// The read view for this call on `layout`.
+    fn view(&self, layout: reads::Layout) -> reads::View {
+        reads::view(&reads::Inputs {
+            layout,
+            fs_root: Path::new("/"),
+            home: self.home,
+            allow: self.read_allow,
+            root: self.root,
+            temp: self.temp,
+            cache: self.cache,
+            path_dirs: self.path_dirs,
+        })
+    }
 }
 
 /// How a command's processes are contained.
@@ -145,11 +174,49 @@ pub enum Network {
     NotIsolated(String),
 }
 
+/// What a command may read, and how that is held; each carries the view in words
+/// ([`reads::View::describe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reads {
+    /// A view of its own: hidden places are empty read-only file systems in its mount
+    /// namespace, secret stores masked; Landlock's read rules too where the kernel has them.
+    View(String),
+    /// Landlock's read rules alone (no mount namespace): hidden places cannot be read or
+    /// listed, but their names can still be looked up one by one.
+    Landlock(String),
+    /// Seatbelt's `file-read*` rules (macOS).
+    Seatbelt(String),
+    /// Not confined: the command can read whatever the user can, and why.
+    Off(String),
+}
+
+impl Reads {
+    /// The words `slmcode doctor` prints.
+    pub fn describe(&self) -> String {
+        match self {
+            Reads::View(v) => format!("a view of its own (mount namespace): {v}"),
+            Reads::Landlock(v) => format!(
+                "Landlock read rules (no mount namespace, so hidden names can still be looked up one by one): {v}"
+            ),
+            Reads::Seatbelt(v) => format!("Seatbelt read rules: {v}"),
+            Reads::Off(why) => format!(
+                "NOT confined ({why}): a command can read every file you can, secrets in your home included"
+            ),
+        }
+    }
+
+    /// Whether anything holds reads.
+    pub fn is_confined(&self) -> bool {
+        !matches!(self, Reads::Off(_))
+    }
+}
+
 /// What was in force for a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
     pub processes: Processes,
     pub writes: Writes,
+    pub reads: Reads,
     pub network: Network,
     /// The command sees a `/proc` of its own namespace only.
     pub private_proc: bool,
@@ -168,6 +235,7 @@ impl Report {
             } else {
                 Network::NotIsolated(why.clone())
             },
+            reads: Reads::Off(why.clone()),
             writes: Writes::Off(why),
             private_proc: false,
             landlock_abi: None,
@@ -178,6 +246,7 @@ impl Report {
     pub fn is_full(&self) -> bool {
         self.processes == Processes::Namespace
             && self.writes == Writes::Mounts
+            && matches!(self.reads, Reads::View(_))
             && self.private_proc
             && !matches!(self.network, Network::TcpOff | Network::NotIsolated(_))
     }
@@ -193,7 +262,7 @@ impl Report {
                     ""
                 };
                 return format!(
-                    "[sandbox off ({why}): writes and network are not confined{group}]"
+                    "[sandbox off ({why}): writes, reads and network are not confined{group}]"
                 );
             }
         }
@@ -231,6 +300,9 @@ impl Report {
                     .into(),
             ),
             Writes::Off(why) => out.push(format!("writes not confined ({why})")),
+        }
+        if let Reads::Off(why) = &self.reads {
+            out.push(format!("reads not confined ({why})"));
         }
         if let Network::NotIsolated(why) = &self.network {
             out.push(format!("network not isolated ({why})"));
@@ -308,6 +380,7 @@ pub fn off_report(why: &str) -> Report {
     Report {
         processes,
         writes: Writes::Off(why.to_string()),
+        reads: Reads::Off(why.to_string()),
         network: Network::NotIsolated(why.to_string()),
         private_proc: false,
         landlock_abi,
@@ -325,6 +398,7 @@ mod tests {
         let report = Report {
             processes: Processes::Table,
             writes: Writes::Seatbelt,
+            reads: Reads::Seatbelt("the system, the project".into()),
             network: Network::Off,
             private_proc: false,
             landlock_abi: None,

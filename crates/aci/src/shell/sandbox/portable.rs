@@ -1,6 +1,6 @@
 //! Systems without a sandbox of ours (the BSDs; Linux built with the `portable` feature): the
 //! command runs unconfined, contained by [`crate::shell::contain`] only, and the report says
-//! plainly that writes and network are not confined and why.
+//! plainly that writes, reads and network are not confined and why.
 
 use std::process::Command;
 use std::sync::Arc;
@@ -89,12 +89,15 @@ mod tests {
             cache: None,
             network: ShellNetwork::Deny,
             namespaces: true,
+            home: None,
+            read_allow: &[],
+            path_dirs: &[],
         });
         assert!(!report.is_full());
         assert_eq!(report.processes, Processes::Table);
         let note = report.note();
         assert!(
-            note.contains("writes and network are not confined"),
+            note.contains("writes, reads and network are not confined"),
             "{note}"
         );
         assert!(note.contains(&why()), "{note}");

@@ -4,7 +4,10 @@
 //! COMMAND`; Seatbelt then holds the command and everything it starts to the profile, which is
 //! written here in SBPL. It denies by default and allows:
 //!
-//! - **Reads** anywhere (as Codex CLI does): toolchains, headers and caches live all over.
+//! - **Reads** of the system, and of what [`super::reads`] shows inside the hidden places
+//!   (the project, temp and cache, the toolchains' directories of the home, the user's
+//!   `shell_read_allow`); never of the secret stores. Metadata (`stat`) anywhere: `realpath` and
+//!   `getcwd` walk every parent of the working directory.
 //! - **Writes** in the project but its protected places (`.slmcode/` and every git directory),
 //!   the scratch directories' contents, the call's temp directory, the cache, `/dev/null`.
 //! - **Processes**: exec, fork, signals within this sandbox, and what sh, cargo, python, node,
@@ -35,6 +38,12 @@ pub struct Grants<'a> {
     pub cache: Option<&'a Path>,
     /// Whether the command may use the network (`shell_network: allow`).
     pub network: bool,
+    /// Places whose contents cannot be read (the homes, the shared temp directories…).
+    pub hidden: &'a [PathBuf],
+    /// Places inside hidden ones that can be read again.
+    pub shown: &'a [PathBuf],
+    /// Secret stores: never read, wherever they are.
+    pub secrets: &'a [PathBuf],
 }
 
 /// A generated profile: the SBPL text and the parameters it reads.
@@ -52,8 +61,8 @@ const BASE: &str = r#"(version 1)
 ; Nothing is allowed unless a rule below allows it.
 (deny default)
 
-; Reads anywhere: toolchains, headers, registries and caches live all over the disk.
-(allow file-read*)
+; Metadata anywhere: realpath and getcwd stat every parent of the working directory.
+(allow file-read-metadata)
 
 ; Running programs; what they start inherits this profile.
 (allow process-exec process-fork)
@@ -150,6 +159,7 @@ pub fn profile(grants: &Grants) -> Profile {
         params.push(("CACHE".to_string(), cache.to_path_buf()));
     }
     let mut text = String::from(BASE);
+    text.push_str(&read_rules(grants, &mut params));
     text.push_str(&format!(
         "
 ; Writes: the project but its protected places (the places themselves too, so they cannot be
@@ -168,6 +178,52 @@ pub fn profile(grants: &Grants) -> Profile {
         text.push_str(NETWORK);
     }
     Profile { text, params }
+}
+
+/// The read rules: everything but the hidden places and the secret stores; the shown places,
+/// the project, temp and cache, but the secret stores.
+fn read_rules(grants: &Grants, params: &mut Vec<(String, PathBuf)>) -> String {
+    let mut not_secret = String::new();
+    for (i, path) in grants.secrets.iter().enumerate() {
+        let key = format!("SECRET_{i}");
+        not_secret.push_str(&format!("\n    (require-not (subpath (param \"{key}\")))"));
+        params.push((key, path.clone()));
+    }
+    let mut system = String::new();
+    for (i, path) in grants.hidden.iter().enumerate() {
+        let key = format!("HIDDEN_{i}");
+        system.push_str(&format!("\n    (require-not (subpath (param \"{key}\")))"));
+        params.push((key, path.clone()));
+    }
+    let mut shown = vec!["ROOT".to_string(), "TEMP".to_string()];
+    if grants.cache.is_some() {
+        shown.push("CACHE".to_string());
+    }
+    for (i, path) in grants.shown.iter().enumerate() {
+        let key = format!("SHOWN_{i}");
+        params.push((key.clone(), path.clone()));
+        shown.push(key);
+    }
+    let mut out = String::from(
+        "\n; Reads: the system but the hidden places (the homes, the shared temp directories) and\n; the secret stores; inside hidden places, what is shown, but the secret stores.\n(allow file-read*\n",
+    );
+    if system.is_empty() && not_secret.is_empty() {
+        out.push_str("  (subpath \"/\"))\n");
+    } else {
+        out.push_str(&format!("  (require-all{system}{not_secret}))\n"));
+    }
+    out.push_str("(allow file-read*");
+    for key in shown {
+        if not_secret.is_empty() {
+            out.push_str(&format!("\n  (subpath (param \"{key}\"))"));
+        } else {
+            out.push_str(&format!(
+                "\n  (require-all (subpath (param \"{key}\")){not_secret})"
+            ));
+        }
+    }
+    out.push_str(")\n");
+    out
 }
 
 impl Profile {
@@ -354,6 +410,10 @@ mod tests {
     fn sample_at(root: &str, network: bool, cache: bool) -> Profile {
         let protected = [".slmcode", ".git", "vendor/lib/.git"].map(|p| Path::new(root).join(p));
         let scratch = [Path::new(root).join(".slmcode/scratch")];
+        let hidden = ["/Users", "/private/tmp", "/Volumes"].map(PathBuf::from);
+        let shown = ["/Users/me/.cargo", "/Users/me/.gitconfig"].map(PathBuf::from);
+        let secrets =
+            ["/Users/me/.cargo/credentials.toml", "/Library/Keychains"].map(PathBuf::from);
         profile(&Grants {
             root: Path::new(root),
             protected: &protected,
@@ -361,6 +421,9 @@ mod tests {
             temp: Path::new(TEMP),
             cache: cache.then_some(Path::new(CACHE)),
             network,
+            hidden: &hidden,
+            shown: &shown,
+            secrets: &secrets,
         })
     }
 
@@ -437,13 +500,29 @@ mod tests {
         assert!(!allows(&p, "file-write-unlink", On::Path("/dev/null")));
     }
 
+    /// The system, the project, temp, cache and the shown places can be read; the rest of
+    /// the home, other homes and the shared temp directory cannot, nor a secret store even
+    /// inside a shown place. Metadata can be read anywhere.
     #[test]
-    fn reads_are_allowed_anywhere() {
+    fn reads_are_confined_to_the_view() {
         let p = sample(false);
-        for path in "/Users/me/proj/.git/config /etc/hosts /Users/me/.ssh/id_rsa".split(' ') {
-            for op in ["file-read-data", "file-read-metadata"] {
+        let (temp, cache) = (format!("{TEMP}/x"), format!("{CACHE}/x"));
+        let readable = "/Users/me/proj/.git/config /Users/me/proj/src/main.rs /etc/hosts
+            /usr/lib/libSystem.B.dylib /Users/me/.cargo/bin/cargo /Users/me/.gitconfig
+            /opt/homebrew/bin/python3";
+        for path in readable.split_whitespace().chain([temp.as_str(), &cache]) {
+            for op in ["file-read-data", "file-read-metadata", "file-read-xattr"] {
                 assert!(allows(&p, op, On::Path(path)), "{op} {path}");
             }
+        }
+        let secret = "/Users/me/.ssh/id_rsa /Users/me/notes.txt /Users/you/.aws/credentials
+            /Users/me/proj2/.env /private/tmp/other/x /Volumes/Backup/x
+            /Users/me/.cargo/credentials.toml /Library/Keychains/System.keychain /Users/me";
+        for path in secret.split_whitespace() {
+            for op in ["file-read-data", "file-read-xattr"] {
+                assert!(!allows(&p, op, On::Path(path)), "{op} {path}");
+            }
+            assert!(allows(&p, "file-read-metadata", On::Path(path)), "{path}");
         }
     }
 
@@ -519,6 +598,13 @@ mod tests {
             format!("PROTECTED_2={ROOT}/vendor/lib/.git"),
             format!("SCRATCH_0={ROOT}/.slmcode/scratch"),
             format!("CACHE={CACHE}"),
+            "SECRET_0=/Users/me/.cargo/credentials.toml".to_string(),
+            "SECRET_1=/Library/Keychains".to_string(),
+            "HIDDEN_0=/Users".to_string(),
+            "HIDDEN_1=/private/tmp".to_string(),
+            "HIDDEN_2=/Volumes".to_string(),
+            "SHOWN_0=/Users/me/.cargo".to_string(),
+            "SHOWN_1=/Users/me/.gitconfig".to_string(),
         ] {
             expected.extend([OsString::from("-D"), OsString::from(define)]);
         }

@@ -301,14 +301,14 @@ fn a_result_says_when_the_sandbox_is_off() {
     };
     assert!(
         text.ends_with(&format!(
-            "[sandbox off (sandbox: off in the config): writes and network are not confined{processes}]"
+            "[sandbox off (sandbox: off in the config): writes, reads and network are not confined{processes}]"
         )),
         "{text}"
     );
 }
 
 /// Every result names the sandbox in force: the full one on Linux, and in a build with the
-/// portable fallbacks, that writes and network are not confined, and why.
+/// portable fallbacks, that writes, reads and network are not confined, and why.
 #[test]
 fn every_result_names_the_sandbox_in_force() {
     use slmcode_aci::platform::Platform;
@@ -322,7 +322,7 @@ fn every_result_names_the_sandbox_in_force() {
             }
         }
         _ => assert!(
-            text.ends_with("[sandbox off (this build uses the portable fallbacks (the `portable` feature)): writes and network are not confined; leftover processes are found in the process table]"),
+            text.ends_with("[sandbox off (this build uses the portable fallbacks (the `portable` feature)): writes, reads and network are not confined; leftover processes are found in the process table]"),
             "{text}"
         ),
     }

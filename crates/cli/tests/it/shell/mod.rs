@@ -57,6 +57,7 @@ fn require_full_sandbox(text: &str) -> bool {
 mod confinement;
 mod network;
 mod policy;
+mod reads;
 mod resources;
 
 use network::listen;

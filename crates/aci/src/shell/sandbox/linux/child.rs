@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use landlock::RulesetStatus;
 
-use super::Confinement;
+use super::{Confinement, ViewMounts};
 
 /// Set by the supervisor's SIGTERM handler: the harness says time is up.
 static TERM: AtomicBool = AtomicBool::new(false);
@@ -172,8 +172,8 @@ unsafe fn drop_capabilities(last: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
-/// The mount namespace's view: private propagation, the protected paths read-only over
-/// themselves, scratch read-write over that.
+/// The mount namespace's view: private propagation, the read view, the protected paths
+/// read-only over themselves, scratch read-write over that.
 unsafe fn mounts(c: &Confinement) -> io::Result<()> {
     let null = std::ptr::null();
     check(libc::mount(
@@ -183,6 +183,9 @@ unsafe fn mounts(c: &Confinement) -> io::Result<()> {
         libc::MS_REC | libc::MS_PRIVATE,
         std::ptr::null(),
     ))?;
+    if let Some(view) = &c.view {
+        read_view(view)?;
+    }
     let bind = |path: &CStr| {
         check(libc::mount(
             path.as_ptr(),
@@ -217,6 +220,126 @@ unsafe fn mounts(c: &Confinement) -> io::Result<()> {
         ))?;
     }
     Ok(())
+}
+
+/// `open_tree`'s and `move_mount`'s flags (linux/mount.h).
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+
+/// The read view: clone every shown place, cover the hidden places with empty file systems,
+/// make the way back to each shown place and put its clone there, make the covers and the
+/// read-only places read-only, mask the secret stores, and enter the working directory again.
+unsafe fn read_view(v: &ViewMounts) -> io::Result<()> {
+    let null = std::ptr::null();
+    let flags =
+        (OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint) | libc::AT_RECURSIVE as libc::c_uint;
+    for ((path, _, _), fd) in v.shown.iter().zip(&v.fds) {
+        let r = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags);
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        fd.store(r as libc::c_int, Ordering::Relaxed);
+    }
+    let tmpfs = c"tmpfs".as_ptr();
+    let nosuid_nodev = libc::MS_NOSUID | libc::MS_NODEV;
+    for (path, is_dir) in &v.covers {
+        if *is_dir {
+            check(libc::mount(
+                tmpfs,
+                path.as_ptr(),
+                tmpfs,
+                nosuid_nodev,
+                c"mode=0755,size=1m".as_ptr().cast(),
+            ))?;
+        } else {
+            check(libc::mount(
+                c"/dev/null".as_ptr(),
+                path.as_ptr(),
+                null,
+                libc::MS_BIND,
+                null.cast(),
+            ))?;
+        }
+    }
+    for dir in &v.dirs {
+        if libc::mkdir(dir.as_ptr(), 0o755) != 0 && errno() != libc::EEXIST {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    for (link, target) in &v.links {
+        if libc::symlink(target.as_ptr(), link.as_ptr()) != 0 && errno() != libc::EEXIST {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    for ((path, is_dir, _), fd) in v.shown.iter().zip(&v.fds) {
+        if !*is_dir {
+            // A file's mount point: an empty file in the cover (or the file itself, when a
+            // shown directory already holds it).
+            let f = libc::open(
+                path.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
+                0o644,
+            );
+            if f >= 0 {
+                libc::close(f);
+            }
+        }
+        let fd = fd.load(Ordering::Relaxed);
+        let r = libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        );
+        libc::close(fd);
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    for (path, _, read_only) in &v.shown {
+        if let Some(locked) = read_only {
+            check(libc::mount(
+                null,
+                path.as_ptr(),
+                null,
+                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | locked,
+                null.cast(),
+            ))?;
+        }
+    }
+    for (path, is_dir) in &v.covers {
+        if *is_dir {
+            check(libc::mount(
+                null,
+                path.as_ptr(),
+                null,
+                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | nosuid_nodev,
+                null.cast(),
+            ))?;
+        }
+    }
+    for (path, is_dir) in &v.secrets {
+        if *is_dir {
+            check(libc::mount(
+                tmpfs,
+                path.as_ptr(),
+                tmpfs,
+                libc::MS_RDONLY | libc::MS_NOEXEC | nosuid_nodev,
+                c"mode=0000,size=4k".as_ptr().cast(),
+            ))?;
+        } else {
+            check(libc::mount(
+                c"/dev/null".as_ptr(),
+                path.as_ptr(),
+                null,
+                libc::MS_BIND,
+                null.cast(),
+            ))?;
+        }
+    }
+    check(libc::chdir(v.cwd.as_ptr()))
 }
 
 /// Brings up `lo` in the new network namespace.
