@@ -165,6 +165,13 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     }
     // The sandbox, through the real ws_shell in a scratch workspace.
     checks.push(sandbox_check(&ws.config));
+    // What a command can read (shell_read_allow), in this project.
+    let reads = slmcode_aci::shell::exec::reads(&ws);
+    checks.push(Check {
+        ok: reads.is_confined(),
+        essential: false,
+        text: format!("ws_shell reads: {}", reads.describe()),
+    });
     // The grammars, each parsing a small valid file.
     checks.push(grammar_check());
     // State under .slmcode/ that slmcode did not write for this user.

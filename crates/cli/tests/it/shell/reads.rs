@@ -217,3 +217,50 @@ fn the_landlock_only_sandbox_confines_reads_too() {
     );
     assert!(!listing.contains("notes.txt"), "{listing}");
 }
+
+/// `slmcode doctor` says what a command can read: the toolchain directories shown, the
+/// secret stores kept unreadable inside them, the entries of `shell_read_allow` not shown.
+#[test]
+fn doctor_says_what_a_command_can_read() {
+    let p = Project::new();
+    let planted = plant();
+    let home = planted.home.path().to_str().unwrap().to_string();
+    let out = common::bin()
+        .args(["doctor", "--root"])
+        .arg(p.root())
+        .env("HOME", &home)
+        .env("SLMCODE_ENDPOINT", "http://127.0.0.1:9/v1")
+        .env("SLMCODE_SHELL_READ_ALLOW", "~/.ssh,~/.nowhere")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("ws_shell reads: "))
+        .unwrap_or_else(|| panic!("no reads line: {text}"));
+    if !common::native("the read confinement in doctor") {
+        assert!(
+            line.starts_with(
+                "warn  ws_shell reads: NOT confined (this build uses the portable fallbacks"
+            ),
+            "{line}"
+        );
+        return;
+    }
+    assert!(
+        line.starts_with(
+            "ok    ws_shell reads: a view of its own (mount namespace): the system, the project"
+        ),
+        "{line}"
+    );
+    for part in [
+        "toolchains (read-only): ~/.cargo;",
+        "hidden: the rest of the home, other homes",
+        "secret stores kept unreadable inside what is shown: ",
+        "~/.cargo/credentials.toml;",
+        "`~/.ssh` not shown: it is a secret store",
+        "`~/.nowhere` not shown: it does not exist",
+    ] {
+        assert!(line.contains(part), "{part}: {line}");
+    }
+}
