@@ -54,6 +54,7 @@ fn require_full_sandbox(text: &str) -> bool {
     !weak
 }
 
+mod builds;
 mod confinement;
 mod network;
 mod policy;
