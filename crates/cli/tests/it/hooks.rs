@@ -395,3 +395,37 @@ fn a_trusted_hook_runs_in_the_sandbox() {
     );
     assert!(!outside.path().join("escaped").exists());
 }
+
+/// A hook runs in the ws_shell sandbox, read confinement included: its output reaches the
+/// model, so it cannot carry a secret of the home — but it sees the toolchains.
+#[test]
+fn a_hook_cannot_read_the_homes_secrets() {
+    if !crate::common::native("the read confinement of hooks") {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    for (rel, text) in [
+        (".ssh/id_rsa", "HOOK-SSH-KEY-41d7"),
+        (".cargo/config.toml", "HOOK-TOOLCHAIN-OK"),
+    ] {
+        let path = home.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let h = home.path().display();
+    let s = Setup::new(json!({"PostToolUse": [{"matcher": "ws_read", "command":
+        format!("cat {h}/.cargo/config.toml {h}/.ssh/id_rsa; true")}]}));
+    s.hooks("trust");
+    s.p.write("a.txt", "one\n");
+    let out = s.p.run_tool(
+        "ws_read",
+        &json!({"path": "a.txt"}).to_string(),
+        &[
+            ("XDG_CONFIG_HOME", s.xdg()),
+            ("HOME", home.path().to_str().unwrap()),
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("HOOK-TOOLCHAIN-OK"), "{text}");
+    assert!(!text.contains("HOOK-SSH-KEY-41d7"), "{text}");
+}
