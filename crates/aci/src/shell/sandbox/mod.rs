@@ -120,7 +120,7 @@ pub struct Plan<'a> {
 
 impl Plan<'_> {
     /// The read view for this call on `layout`.
-    fn view(&self, layout: reads::Layout) -> reads::View {
+    pub fn view(&self, layout: reads::Layout) -> reads::View {
         reads::view(&reads::Inputs {
             layout,
             fs_root: Path::new("/"),
