@@ -302,6 +302,8 @@ pub fn view(input: &Inputs) -> View {
         .iter()
         .flat_map(|h| SECRET_STORES.iter().map(move |s| h.join(s)))
         .collect();
+    // Where the home's secret stores really are (one may be a link elsewhere), found once.
+    let secret_targets: Vec<PathBuf> = secret_names.iter().filter_map(|s| real(s)).collect();
     for (path, why, entry) in lexical {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             if let Some(e) = entry {
@@ -313,9 +315,8 @@ pub fn view(input: &Inputs) -> View {
             continue;
         };
         // A secret store by its name in the home, or by where it really is.
-        let secret = secret_names
-            .iter()
-            .any(|s| within(&path, s) || real(s).is_some_and(|s| within(&target, &s)))
+        let secret = secret_names.iter().any(|s| within(&path, s))
+            || secret_targets.iter().any(|s| within(&target, s))
             || layout
                 .system_secrets()
                 .iter()
@@ -404,10 +405,14 @@ pub fn view(input: &Inputs) -> View {
     for h in &homes {
         for s in SECRET_STORES {
             let p = h.join(s);
-            if std::fs::symlink_metadata(&p).is_ok() && visible(&p) {
-                secrets.push(p.clone());
-                secrets.extend(real(&p).filter(|r| *r != p && visible(r)));
+            if std::fs::symlink_metadata(&p).is_err() {
+                continue;
             }
+            // The store by its name, and where it really is when it links elsewhere.
+            if visible(&p) {
+                secrets.push(p.clone());
+            }
+            secrets.extend(real(&p).filter(|r| *r != p && visible(r)));
         }
     }
     for s in layout.system_secrets() {
@@ -675,6 +680,32 @@ mod tests {
         assert!(
             shown.contains(&"/home/me/dotfiles/gitconfig".to_string()),
             "{shown:?}"
+        );
+    }
+
+    /// A secret store that links elsewhere stays unreadable where it really is, even when the
+    /// user shows that place.
+    #[test]
+    fn a_secret_store_linked_elsewhere_is_unreadable_where_it_is() {
+        let fs = Fs::new(&[
+            "/home/me/dotfiles/ssh/id_rsa!",
+            "/home/me/dotfiles/vimrc!",
+            "/home/me/src/proj",
+            "/tmp/slmcode-1/shell-x",
+            "/home/me/.cache/slmcode/sandbox/k",
+        ]);
+        std::os::unix::fs::symlink("dotfiles/ssh", fs.p("/home/me/.ssh")).unwrap();
+        let v = fs.view(&["~/dotfiles"], &[]);
+        let shown = fs.rel(v.shown.iter().map(|s| s.path.clone()));
+        assert!(
+            shown.contains(&"/home/me/dotfiles".to_string()),
+            "{shown:?}"
+        );
+        assert_eq!(fs.rel(v.secrets.clone()), ["/home/me/dotfiles/ssh"]);
+        let v = fs.view(&["~/dotfiles/ssh"], &[]);
+        assert_eq!(
+            v.refused,
+            [("~/dotfiles/ssh".to_string(), "it is a secret store")]
         );
     }
 }
