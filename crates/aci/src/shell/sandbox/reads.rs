@@ -164,6 +164,10 @@ impl Layout {
                 "/etc/gshadow",
                 "/etc/gshadow-",
                 "/etc/ssl/private",
+                "/etc/ssh/ssh_host_rsa_key",
+                "/etc/ssh/ssh_host_ecdsa_key",
+                "/etc/ssh/ssh_host_ed25519_key",
+                "/etc/ssh/ssh_host_dsa_key",
             ],
             Layout::MacOs => &["/Library/Keychains", "/private/var/db/sudo"],
         }
@@ -706,6 +710,25 @@ mod tests {
         assert_eq!(
             v.refused,
             [("~/dotfiles/ssh".to_string(), "it is a secret store")]
+        );
+    }
+
+    /// The system's own secrets this user can read (as root: the shadow files, the host's
+    /// SSH keys) are masked; the rest of /etc stays readable.
+    #[test]
+    fn the_systems_readable_secrets_are_masked() {
+        let fs = Fs::new(&[
+            "/etc/shadow!",
+            "/etc/ssh/ssh_host_ed25519_key!",
+            "/etc/ssh/ssh_config!",
+            "/home/me/src/proj",
+            "/tmp/slmcode-1/shell-x",
+            "/home/me/.cache/slmcode/sandbox/k",
+        ]);
+        let v = fs.view(&[], &[]);
+        assert_eq!(
+            fs.rel(v.secrets.clone()),
+            ["/etc/shadow", "/etc/ssh/ssh_host_ed25519_key"]
         );
     }
 }
