@@ -65,7 +65,10 @@ fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::r
     if let Mode::Sandboxed | Mode::LandlockOnly = mode {
         let jail = Jail::open(dir.path()).unwrap();
         let protected = Protected::discover(&jail);
+        // The user's home and PATH, as a call gets them: their toolchains (a pyenv shim
+        // runs ~/.pyenv's pyenv) are visible.
         let path_dirs = slmcode_aci::shell::env::path_dirs(jail.root());
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let (c, report) = sandbox::prepare(&Plan {
             root: jail.root(),
             protected: &protected,
@@ -73,7 +76,7 @@ fn run_in(mode: Mode, command: &str, timeout_secs: u64) -> slmcode_aci::shell::r
             cache: None,
             network: ShellNetwork::Deny,
             namespaces: matches!(mode, Mode::Sandboxed),
-            home: None,
+            home: home.as_deref(),
             read_allow: &[],
             path_dirs: &path_dirs,
         });
