@@ -409,7 +409,9 @@ pub fn view(input: &Inputs) -> View {
     for h in &homes {
         for s in SECRET_STORES {
             let p = h.join(s);
-            if std::fs::symlink_metadata(&p).is_err() {
+            // A store that holds the project is the user's choice of project: left as it is
+            // (the file tools read it anyway), or the mask would hide the project itself.
+            if std::fs::symlink_metadata(&p).is_err() || within(input.root, &p) {
                 continue;
             }
             // The store by its name, and where it really is when it links elsewhere.
@@ -730,5 +732,29 @@ mod tests {
             fs.rel(v.secrets.clone()),
             ["/etc/shadow", "/etc/ssh/ssh_host_ed25519_key"]
         );
+    }
+
+    /// A project that is itself inside a secret store is not masked away.
+    #[test]
+    fn a_project_inside_a_secret_store_stays_visible() {
+        let fs = Fs::new(&[
+            "/home/me/.config/gh/proj",
+            "/tmp/slmcode-1/shell-x",
+            "/home/me/.cache/slmcode/sandbox/k",
+        ]);
+        let root = fs.p("/home/me/.config/gh/proj");
+        let (home, temp) = (fs.p("/home/me"), fs.p("/tmp/slmcode-1/shell-x"));
+        let v = view(&Inputs {
+            layout: Layout::Linux,
+            fs_root: &fs.p("/"),
+            home: Some(&home),
+            allow: &["~/.config".to_string()],
+            root: &root,
+            temp: &temp,
+            cache: None,
+            path_dirs: &[],
+        });
+        assert!(v.secrets.is_empty(), "{:?}", v.secrets);
+        assert!(v.shown.iter().any(|s| s.path == root && s.writable));
     }
 }
