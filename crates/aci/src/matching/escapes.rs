@@ -232,6 +232,18 @@ pub(super) fn unescape_newlines(s: &str) -> String {
 /// Only the quotes and backslashes of a text unescaped (`\"`, `\'`, `\\`): every other
 /// escape, `\n` among them, stays as written.
 pub(super) fn unescape_quotes(s: &str) -> String {
+    decode(s, false)
+}
+
+/// `\n`, `\t`, `\"`, `\'` and `\\` unescaped.
+pub(super) fn unescape(s: &str) -> String {
+    decode(s, true)
+}
+
+/// The one scanner of backslash escapes: quotes and backslashes always, line breaks and tabs
+/// when `breaks` (a `\r` then goes, as the `\n` after it is the line break). An escape it does
+/// not decode stays as written.
+fn decode(s: &str, breaks: bool) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();
     while let Some(c) = chars.next() {
@@ -241,32 +253,9 @@ pub(super) fn unescape_quotes(s: &str) -> String {
         }
         match chars.next() {
             Some(q @ ('"' | '\'' | '\\')) => out.push(q),
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
-        }
-    }
-    out
-}
-
-/// `\n`, `\t`, `\"`, `\'` and `\\` unescaped.
-pub(super) fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => {}
-            Some('"') => out.push('"'),
-            Some('\'') => out.push('\''),
-            Some('\\') => out.push('\\'),
+            Some('n') if breaks => out.push('\n'),
+            Some('t') if breaks => out.push('\t'),
+            Some('r') if breaks => {}
             Some(other) => {
                 out.push('\\');
                 out.push(other);

@@ -22,19 +22,24 @@ pub(super) fn checkpoints(p: &Project, args: &[&str]) -> (i32, String, String) {
     p.cli("checkpoints", args)
 }
 
-/// The peak memory (MiB) of one `slmcode` run with `args` and `stdin`, measured by a Python
-/// parent that has no other children; and the run's stdout.
-pub(super) fn peak_mib(p: &Project, args: &[&str], stdin: &str) -> (f64, String) {
+/// The peak memory (MiB) of one `slmcode` run with `args`, `stdin` and the extra `env`,
+/// measured by a Python parent that has no other children; and the run's stdout and stderr.
+pub(super) fn peak_mib(
+    p: &Project,
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, &std::path::Path)],
+) -> (f64, String, String) {
     let script = r#"
-import resource, subprocess, sys
+import json, resource, subprocess, sys
 out = subprocess.run(sys.argv[2:], input=sys.argv[1].encode(), capture_output=True)
-sys.stderr.write(out.stderr.decode(errors="replace"))
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0)
-sys.stdout.write(out.stdout.decode(errors="replace"))
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+print(json.dumps([peak, out.stdout.decode(errors="replace"), out.stderr.decode(errors="replace")]))
 "#;
     let bin = bin();
     let out = std::process::Command::new("python3")
         .envs(bin.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .arg("-c")
         .arg(script)
         .arg(stdin)
@@ -44,9 +49,9 @@ sys.stdout.write(out.stdout.decode(errors="replace"))
         .arg(p.root())
         .output()
         .expect("python3 runs slmcode");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (peak, rest) = text.split_once('\n').expect("the peak, then the output");
-    (peak.trim().parse().expect("a number"), rest.to_string())
+    let (peak, stdout, stderr): (f64, String, String) =
+        serde_json::from_slice(&out.stdout).expect("the peak, stdout and stderr");
+    (peak, stdout, stderr)
 }
 
 /// A sparse file of `len` bytes with markers at its start, middle and end.

@@ -146,10 +146,11 @@ fn checkpoints_copy_large_files_without_holding_them_in_memory() {
     let p = Project::new();
     const LEN: u64 = 160 << 20;
     sparse(&p, "big.bin", LEN);
-    let (peak, out) = peak_mib(
+    let (peak, out, _) = peak_mib(
         &p,
         &["session"],
         "{\"tool\": \"ws_delete\", \"args\": {\"path\": \"big.bin\"}}\n",
+        &[],
     );
     assert!(out.contains("deleted big.bin; restore it with"), "{out}");
     assert!(
@@ -159,7 +160,7 @@ fn checkpoints_copy_large_files_without_holding_them_in_memory() {
     assert!(!p.path("big.bin").exists());
     let (_, list, _) = checkpoints(&p, &["list"]);
     let session = list.split_whitespace().next().unwrap().to_string();
-    let (peak, out) = peak_mib(&p, &["checkpoints", "restore", &session], "");
+    let (peak, out, _) = peak_mib(&p, &["checkpoints", "restore", &session], "", &[]);
     assert!(out.contains("restored big.bin (167772160 bytes"), "{out}");
     assert!(
         peak < 100.0,

@@ -147,33 +147,6 @@ fn doctor_lists_state_slmcode_did_not_write() {
     assert!(!said.contains("checkpoints/1700000000-1-1/blobs"), "{said}");
 }
 
-/// One command through a Python parent that has no other children: its peak memory (MiB),
-/// and its stdout and stderr together.
-fn measured(p: &Project, args: &[&str], env: &[(&str, &Path)]) -> (f64, String) {
-    let script = r#"
-import resource, subprocess, sys
-out = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, capture_output=True)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0)
-sys.stdout.write(out.stdout.decode(errors="replace"))
-sys.stdout.write(out.stderr.decode(errors="replace"))
-"#;
-    let bin = bin();
-    let out = std::process::Command::new("python3")
-        .envs(bin.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .envs(env.iter().map(|(k, v)| (*k, *v)))
-        .arg("-c")
-        .arg(script)
-        .arg(bin.get_program())
-        .args(args)
-        .arg("--root")
-        .arg(p.root())
-        .output()
-        .expect("python3 runs slmcode");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (peak, rest) = text.split_once('\n').expect("the peak, then the output");
-    (peak.trim().parse().expect("a number"), rest.to_string())
-}
-
 /// A sparse file of 1 GiB at `path` (its directories made).
 fn sparse_gib(path: &Path) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -375,7 +348,8 @@ fn every_file_read_back_is_read_through_a_size_bound() {
             ("XDG_CONFIG_HOME", config.path()),
             ("XDG_DATA_HOME", data.path()),
         ];
-        let (peak, out) = measured(&p, &args, &env);
+        let (peak, stdout, stderr) = peak_mib(&p, &args, "", &env);
+        let out = format!("{stdout}{stderr}");
         assert!(
             peak < 256.0,
             "{rel} ({args:?}): peaked at {peak:.0} MiB\n{out}"
