@@ -297,3 +297,11 @@ pub fn native(what: &str) -> bool {
     );
     false
 }
+
+/// How many lines of `stderr` warn about `path` (a warning is said once per command).
+pub fn warnings_about(stderr: &str, path: &str) -> usize {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("slmcode: warning:") && l.contains(path))
+        .count()
+}

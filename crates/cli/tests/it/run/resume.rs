@@ -3,6 +3,7 @@
 //! checkpoint session — with a new instruction.
 
 use super::*;
+use crate::common::warnings_about;
 
 /// The records of the trajectory of the run whose header is in `stderr`.
 fn trajectory(p: &Project, stderr: &str) -> Vec<Value> {
@@ -283,14 +284,6 @@ fn resume_refusals_say_what_to_do() {
         r.stderr
     );
     assert_eq!(m.requests().len(), 0, "nothing was sent");
-}
-
-/// How many lines of `stderr` warn about `path`.
-fn warnings_about(stderr: &str, path: &str) -> usize {
-    stderr
-        .lines()
-        .filter(|l| l.starts_with("slmcode: warning:") && l.contains(path))
-        .count()
 }
 
 /// A run state that came with the repository — saved by slmcode, but under another user's key

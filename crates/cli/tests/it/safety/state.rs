@@ -7,16 +7,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::common::{self, data_dir};
+use crate::common::{self, data_dir, warnings_about};
 use crate::openai::{FakeModel, Scripted};
-
-/// The warnings on `stderr` that name `path`.
-fn warnings_about(stderr: &str, path: &str) -> usize {
-    stderr
-        .lines()
-        .filter(|l| l.starts_with("slmcode: warning:") && l.contains(path))
-        .count()
-}
 
 /// The state key is made on first use, private to the user, in the user's data directory.
 #[test]
