@@ -82,6 +82,7 @@ fn search<'a>(
     outer: Option<&str>,
 ) -> Vec<Hit<'a>> {
     let lower = name.to_lowercase();
+    let squashed = squash(&lower);
     let mut hits = Vec::new();
     for (path, entry) in index.files() {
         if let Some(under) = query.under.filter(|u| !u.is_empty()) {
@@ -97,7 +98,7 @@ fn search<'a>(
             if query.kind.is_some_and(|k| k != def.kind) || !def.kind.is_code() {
                 continue;
             }
-            let Some(matched) = match_name(&def.name, name, &lower) else {
+            let Some(matched) = match_name(&def.name, name, &lower, &squashed) else {
                 continue;
             };
             if let Some(outer) = outer {
@@ -128,12 +129,20 @@ pub fn parent(defs: &[Definition], i: usize) -> Option<usize> {
     defs.get(..i)?.iter().rposition(|d| d.depth < depth)
 }
 
-fn match_name(candidate: &str, query: &str, query_lower: &str) -> Option<Match> {
+/// How `candidate` matches the query (`query_lower` and `query_squashed` are the query's
+/// lowercase and [`squash`]ed forms, made once per search). Every test is linear in the two
+/// names' lengths.
+fn match_name(
+    candidate: &str,
+    query: &str,
+    query_lower: &str,
+    query_squashed: &str,
+) -> Option<Match> {
     if candidate == query {
         return Some(Match::Exact);
     }
     let lower = candidate.to_lowercase();
-    if lower == query_lower || squash(&lower) == squash(query_lower) {
+    if lower == query_lower || squash(&lower) == query_squashed {
         return Some(Match::ExactIgnoringCase);
     }
     if lower.starts_with(query_lower) {
@@ -149,10 +158,21 @@ fn match_name(candidate: &str, query: &str, query_lower: &str) -> Option<Match> 
 }
 
 /// One letter swapped with its neighbour or mistyped, in a name long enough for that to be a
-/// slip rather than another word (`prase_config`; not `tasks` for `task`).
+/// slip rather than another word (`prase_config`; not `tasks` for `task`). That is a
+/// Damerau–Levenshtein distance of at most one between names of one length, found in one pass
+/// (a distance table would cost the product of the lengths).
 fn is_typo(query: &str, name: &str) -> bool {
-    let len = query.chars().count();
-    len >= 6 && len == name.chars().count() && strsim::damerau_levenshtein(query, name) <= 1
+    let q: Vec<char> = query.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    if q.len() < 6 || q.len() != n.len() {
+        return false;
+    }
+    let Some(i) = q.iter().zip(&n).position(|(a, b)| a != b) else {
+        return true;
+    };
+    let rest_equal = |from: usize| q.get(from..) == n.get(from..);
+    // One letter mistyped, or two neighbours swapped.
+    rest_equal(i + 1) || (q.get(i) == n.get(i + 1) && q.get(i + 1) == n.get(i) && rest_equal(i + 2))
 }
 
 /// A name without its word separators: `parse_config`, `parseConfig` and `parse-config` are
@@ -172,7 +192,7 @@ mod tests {
 
     #[test]
     fn matches_are_classed() {
-        let m = |c: &str, q: &str| match_name(c, q, &q.to_lowercase());
+        let m = |c: &str, q: &str| match_name(c, q, &q.to_lowercase(), &squash(&q.to_lowercase()));
         assert_eq!(m("parse", "parse"), Some(Match::Exact));
         assert_eq!(m("Parse", "parse"), Some(Match::ExactIgnoringCase));
         assert_eq!(
@@ -184,6 +204,30 @@ mod tests {
         assert_eq!(m("parse_config", "pcfg"), Some(Match::Fuzzy));
         assert_eq!(m("parse_config", "prase_config"), Some(Match::Fuzzy));
         assert_eq!(m("render", "parse"), None);
+    }
+
+    #[test]
+    fn a_typo_is_one_slip_of_one_length() {
+        assert!(is_typo("prase_config", "parse_config"));
+        assert!(is_typo("parse_confih", "parse_config"));
+        assert!(is_typo("parse_config", "parse_config"));
+        assert!(!is_typo("prase_cnofig", "parse_config"));
+        assert!(!is_typo("parse_confi", "parse_config"));
+        assert!(!is_typo("tsak", "task"));
+        // The one-pass test agrees with the distance table on every pair it is asked about.
+        for (a, b) in [
+            ("abcdef", "badcef"),
+            ("abcdef", "abdcef"),
+            ("abcdef", "abcdfe"),
+            ("abcdef", "bacdfe"),
+            ("aaaaab", "aaaaba"),
+        ] {
+            assert_eq!(
+                is_typo(a, b),
+                strsim::damerau_levenshtein(a, b) <= 1,
+                "{a} {b}"
+            );
+        }
     }
 
     #[test]

@@ -16,6 +16,9 @@ use crate::workspace::Workspace;
 
 /// At most this many definitions are listed.
 pub const MAX_SYMBOL_HITS: usize = 50;
+/// A query longer than this is not a name (a pasted file, a sentence): it is refused before
+/// any name is compared with it.
+pub const MAX_QUERY_CHARS: usize = 256;
 
 pub struct SymbolsTool;
 
@@ -62,6 +65,17 @@ impl Tool for SymbolsTool {
             return Err(ToolError::refused(
                 RefusalClass::Args,
                 "query is empty. Send a name, e.g. {\"query\":\"parse_config\"}.".into(),
+            ));
+        }
+        let length = text.chars().count();
+        if length > MAX_QUERY_CHARS {
+            let start: String = text.chars().take(40).collect();
+            return Err(ToolError::refused(
+                RefusalClass::Args,
+                format!(
+                    "query is {length} characters long; a name is at most {MAX_QUERY_CHARS}. Send one name, e.g. {{\"query\":\"parse_config\"}}; to find a piece of text, use ws_grep {{\"pattern\":\"{}\"}}.",
+                    grep_pattern(&start)
+                ),
             ));
         }
         let kind = kind_of(args)?;

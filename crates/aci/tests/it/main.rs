@@ -9,6 +9,7 @@ mod cancel;
 mod conformance;
 mod edit_props;
 mod forgotten;
+mod hostile;
 mod jail_props;
 mod layers;
 mod layout;
