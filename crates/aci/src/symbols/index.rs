@@ -5,7 +5,9 @@
 //! session changed it ([`SymbolIndex::touch`]), or when its mtime was too close to the moment
 //! it was indexed to prove anything (git's "racily clean" rule: a second write within the
 //! filesystem's timestamp granule, same size, would otherwise go unseen). So an answer is
-//! never about bytes that are no longer there. Files the walk no longer sees are dropped;
+//! never about bytes that are no longer there. Such a racy file is parsed again only when its
+//! content changed (its BLAKE3 is kept): a file dated in the future stays racy for ever, and
+//! must cost a read, not a parse, on every call. Files the walk no longer sees are dropped;
 //! a missing, unreadable or older-format cache is rebuilt, and so is one slmcode did not seal
 //! for this user (a repository can ship an index whose sizes and mtimes match its files).
 
@@ -32,7 +34,7 @@ pub const MAX_INDEXED_BYTES: u64 = 1024 * 1024;
 const CACHE_FILE: &str = "symbols.idx";
 /// Bumped whenever what is stored, or how files are read, changes: an index of another
 /// version is rebuilt rather than trusted.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 /// A file whose mtime is within this many seconds of its indexing is read again next time.
 const RACY_SECS: u64 = 2;
 
@@ -44,6 +46,8 @@ pub struct Entry {
     mtime: u64,
     /// Seconds since the epoch when the file was stat'ed before being read.
     indexed_at: u64,
+    /// BLAKE3 of the bytes indexed: a racy file whose bytes are the same is not parsed again.
+    hash: [u8; 32],
     /// The grammar's name, as the outline's header shows it.
     pub language: String,
     /// Lines in the file, for the outline's header.
@@ -56,9 +60,11 @@ pub struct Entry {
 
 impl Entry {
     fn is_current(&self, size: u64, mtime: u64) -> bool {
-        self.size == size
-            && self.mtime == mtime
-            && self.mtime / 1_000_000_000 + RACY_SECS < self.indexed_at
+        self.same_stat(size, mtime) && self.mtime / 1_000_000_000 + RACY_SECS < self.indexed_at
+    }
+
+    fn same_stat(&self, size: u64, mtime: u64) -> bool {
+        self.size == size && self.mtime == mtime
     }
 }
 
@@ -130,7 +136,7 @@ impl SymbolIndex {
             .iter()
             .map(RelPath::to_string)
             .collect();
-        let stale: Vec<(&String, u64, u64)> = seen
+        let stale: Vec<Stale> = seen
             .iter()
             .filter(|(path, (size, mtime))| {
                 touched.contains(*path)
@@ -139,13 +145,31 @@ impl SymbolIndex {
                         .get(*path)
                         .is_some_and(|e| e.is_current(*size, *mtime))
             })
-            .map(|(p, (s, m))| (p, *s, *m))
+            .map(|(path, &(size, mtime))| Stale {
+                path,
+                size,
+                mtime,
+                // Racy only (same size and mtime): unchanged bytes need no parse.
+                same_as: loaded
+                    .files
+                    .get(path)
+                    .filter(|e| !touched.contains(path) && e.same_stat(size, mtime))
+                    .map(|e| e.hash),
+            })
             .collect();
-        let parsed = parse_all(jail, &stale, control);
-        stats.parsed = parsed.len();
-        for (path, size, mtime, symbols) in parsed {
-            let entry = loaded.entry(size, mtime, started, symbols);
-            loaded.files.insert(path, entry);
+        for (path, size, mtime, read) in parse_all(jail, &stale, control) {
+            match read {
+                Read::Same => {
+                    if let Some(entry) = loaded.files.get_mut(&path) {
+                        entry.indexed_at = started;
+                    }
+                }
+                Read::Parsed(hash, symbols) => {
+                    stats.parsed += 1;
+                    let entry = loaded.entry(size, mtime, started, hash, symbols);
+                    loaded.files.insert(path, entry);
+                }
+            }
         }
         let before = loaded.files.len();
         if !control.is_cancelled() {
@@ -207,7 +231,14 @@ impl Loaded {
         id
     }
 
-    fn entry(&mut self, size: u64, mtime: u64, indexed_at: u64, symbols: FileSymbols) -> Entry {
+    fn entry(
+        &mut self,
+        size: u64,
+        mtime: u64,
+        indexed_at: u64,
+        hash: [u8; 32],
+        symbols: FileSymbols,
+    ) -> Entry {
         let references = symbols
             .references
             .into_iter()
@@ -217,6 +248,7 @@ impl Loaded {
             size,
             mtime,
             indexed_at,
+            hash,
             language: symbols.language.to_string(),
             lines: symbols.lines,
             definitions: symbols
@@ -360,11 +392,28 @@ fn walk_code_files(jail: &Jail, control: &CallControl) -> BTreeMap<String, (u64,
     found.into_inner().unwrap_or_default()
 }
 
-type Parsed = (String, u64, u64, FileSymbols);
+/// A file to read again: its stat, and the hash of its indexed bytes when only the racy rule
+/// sent it (then the same bytes need no parse).
+struct Stale<'a> {
+    path: &'a String,
+    size: u64,
+    mtime: u64,
+    same_as: Option<[u8; 32]>,
+}
+
+/// What reading a stale file found.
+enum Read {
+    /// The bytes it was indexed from.
+    Same,
+    /// New bytes (their hash), parsed.
+    Parsed([u8; 32], FileSymbols),
+}
+
+type Parsed = (String, u64, u64, Read);
 
 /// Reads and parses `files` on every core. A file that cannot be read (gone since the walk,
 /// or not UTF-8) is indexed as defining nothing, so it is not read again until it changes.
-fn parse_all(jail: &Jail, files: &[(&String, u64, u64)], control: &CallControl) -> Vec<Parsed> {
+fn parse_all(jail: &Jail, files: &[Stale], control: &CallControl) -> Vec<Parsed> {
     let next = AtomicUsize::new(0);
     let out = Mutex::new(Vec::with_capacity(files.len()));
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -374,21 +423,28 @@ fn parse_all(jail: &Jail, files: &[(&String, u64, u64)], control: &CallControl) 
                 let mut mine = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(path, size, mtime)) = files.get(i) else {
+                    let Some(stale) = files.get(i) else {
                         break;
                     };
                     if control.is_cancelled() {
                         break;
                     }
-                    let symbols = jail
-                        .parse(path)
+                    let bytes = jail
+                        .parse(stale.path)
                         .ok()
-                        .and_then(|rel| {
-                            let bytes = fsx::read_all(jail, &rel).ok()?;
-                            tags::extract(&rel, &bytes)
-                        })
-                        .unwrap_or_default();
-                    mine.push((path.clone(), size, mtime, symbols));
+                        .and_then(|rel| Some((fsx::read_all(jail, &rel).ok()?, rel)));
+                    let read = match bytes {
+                        Some((bytes, rel)) => {
+                            let hash = *blake3::hash(&bytes).as_bytes();
+                            if stale.same_as == Some(hash) {
+                                Read::Same
+                            } else {
+                                Read::Parsed(hash, tags::extract(&rel, &bytes).unwrap_or_default())
+                            }
+                        }
+                        None => Read::Parsed([0; 32], FileSymbols::default()),
+                    };
+                    mine.push((stale.path.clone(), stale.size, stale.mtime, read));
                 }
                 if let Ok(mut out) = out.lock() {
                     out.extend(mine);
