@@ -168,20 +168,32 @@ impl Definition {
         )
     }
 
-    /// The outline line: `%6d|` and the signature, indented by depth, then what it is.
+    /// The outline line: `%6d|` and the signature, indented by depth, then what it is. Past
+    /// [`SHOWN_DEPTH`] levels the indentation stops growing and a `…` says the line is deeper,
+    /// so a line's length never depends on how deep the file nests; a name is cut like a
+    /// signature.
     pub fn outline_line(&self, depth: u16) -> String {
+        let depth = usize::from(depth);
+        let deeper = if depth > SHOWN_DEPTH { "… " } else { "" };
+        let name = if self.name.char_indices().nth(SIGNATURE_CHARS).is_some() {
+            tags::signature_of_line(&self.name)
+        } else {
+            self.name.clone()
+        };
         format!(
-            "{:>6}|{}{}  [{} {} {}-{}]",
+            "{:>6}|{}{deeper}{}  [{} {name} {}-{}]",
             self.start,
-            "  ".repeat(usize::from(depth)),
+            "  ".repeat(depth.min(SHOWN_DEPTH)),
             self.signature,
             self.kind,
-            self.name,
             self.start,
             self.end
         )
     }
 }
+
+/// How many levels of nesting an outline line's indentation shows.
+pub const SHOWN_DEPTH: usize = 32;
 
 /// Signatures longer than this are cut (with "…"): a minified line must not fill a result.
 pub const SIGNATURE_CHARS: usize = 120;

@@ -259,6 +259,7 @@ fn last_line(node: Node, text: &str) -> u32 {
 
 /// Gives each definition its depth (how many earlier ones enclose it) and its signature.
 fn nest(found: Vec<Found>, text: &str) -> Vec<Definition> {
+    let lines = LineIndex::new(text);
     let mut open: Vec<usize> = Vec::new(); // end bytes of the enclosing definitions
     let mut out = Vec::with_capacity(found.len());
     for f in found {
@@ -273,31 +274,43 @@ fn nest(found: Vec<Found>, text: &str) -> Vec<Definition> {
             start: f.start,
             end: f.end,
             depth,
-            signature: signature(text, f.start_byte),
+            signature: signature_of_line(lines.line_at(text, f.start_byte)),
         });
         open.push(f.end_byte);
     }
     out
 }
 
-/// The line holding byte `at`, as a signature.
-fn signature(text: &str, at: usize) -> String {
-    let at = at.min(text.len());
-    let head = text.get(..at).unwrap_or_default();
-    let begin = head.rfind('\n').map_or(0, |i| i + 1);
-    let line = text
-        .get(begin..)
-        .unwrap_or_default()
-        .lines()
-        .next()
-        .unwrap_or_default();
-    signature_of_line(line)
+/// Where each line of a text starts, so the line holding a byte is found in O(log n): a
+/// minified file is one line holding every definition.
+struct LineIndex {
+    starts: Vec<usize>,
 }
 
-/// A source line as a signature: trimmed, and cut at [`SIGNATURE_CHARS`] with "…".
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        LineIndex { starts }
+    }
+
+    /// The line holding byte `at`, without its line ending.
+    fn line_at<'t>(&self, text: &'t str, at: usize) -> &'t str {
+        let i = self.starts.partition_point(|&s| s <= at).saturating_sub(1);
+        let begin = self.starts.get(i).copied().unwrap_or(0);
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(text.len(), |next| next.saturating_sub(1));
+        text.get(begin..end).unwrap_or_default()
+    }
+}
+
+/// A source line as a signature: trimmed, and cut at [`SIGNATURE_CHARS`] with "…". Only the
+/// characters kept are counted, so a line of a megabyte costs what a short one does.
 pub fn signature_of_line(line: &str) -> String {
     let line = line.trim();
-    if line.chars().count() <= SIGNATURE_CHARS {
+    if line.char_indices().nth(SIGNATURE_CHARS).is_none() {
         return line.to_string();
     }
     let cut: String = line.chars().take(SIGNATURE_CHARS - 1).collect();
@@ -306,7 +319,8 @@ pub fn signature_of_line(line: &str) -> String {
 
 /// Every identifier token of the file, counted by name, except the names of its own
 /// definitions. Comments and strings hold no identifier tokens; in bash a command's name is
-/// a word under `command_name`.
+/// a word under `command_name`. The walk keeps the kinds of the nodes above it, so asking
+/// for a parent costs nothing however deep the tree.
 fn references(
     root: Node,
     text: &str,
@@ -314,15 +328,16 @@ fn references(
 ) -> Vec<(String, u32)> {
     let mut counts: HashMap<&str, u32> = HashMap::new();
     let mut cursor = root.walk();
+    let mut above: Vec<&str> = Vec::new();
     'walk: loop {
         let node = cursor.node();
         if cursor.goto_first_child() {
+            above.push(node.kind());
             continue;
         }
         let is_name = node.is_named()
             && (node.kind().contains("identifier")
-                || (node.kind() == "word"
-                    && node.parent().is_some_and(|p| p.kind() == "command_name")));
+                || (node.kind() == "word" && above.last() == Some(&"command_name")));
         if is_name && !definition_names.contains(&node.start_byte()) {
             if let Some(name) = text.get(node.byte_range()).filter(|n| !n.is_empty()) {
                 *counts.entry(name).or_default() += 1;
@@ -335,6 +350,7 @@ fn references(
             if !cursor.goto_parent() {
                 break 'walk;
             }
+            above.pop();
         }
     }
     let mut refs: Vec<(String, u32)> = counts

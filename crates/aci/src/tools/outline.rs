@@ -92,16 +92,71 @@ fn file(ws: &Workspace, path: &RelPath) -> Result<String, ToolError> {
             "{head}: no functions, classes or other definitions. Read it with ws_read {{\"path\":\"{path}\"}}."
         ));
     };
-    let mut out = head;
-    for d in defs {
+    let last = format!("(read one with {})", first.read_call(path.as_str()));
+    // Room for the definitions: the cap's, less the first and last lines and a note.
+    let room = ws
+        .config
+        .max_tool_chars
+        .saturating_sub(head.chars().count() + last.chars().count() + 240);
+    Ok(render(path, &head, defs, room, &last))
+}
+
+/// The outline's lines within `room` characters: all of them when they fit, else the first
+/// ones and the last ones around a line naming what was left out and the read that shows it.
+/// Only what is shown is ever built, so a file of a hundred thousand nested definitions costs
+/// no more memory than one of ten.
+fn render(
+    path: &RelPath,
+    head: &str,
+    defs: &[symbols::Definition],
+    room: usize,
+    last: &str,
+) -> String {
+    let widths: Vec<usize> = defs
+        .iter()
+        .map(|d| d.outline_line(d.depth).chars().count() + 1)
+        .collect();
+    let total: usize = widths.iter().sum();
+    let mut out = String::from(head);
+    let push = |out: &mut String, d: &symbols::Definition| {
         out.push('\n');
         out.push_str(&d.outline_line(d.depth));
+    };
+    if total <= room {
+        for d in defs {
+            push(&mut out, d);
+        }
+    } else {
+        let fits = |budget: usize, widths: &mut dyn Iterator<Item = &usize>| {
+            let mut used = 0;
+            widths
+                .take_while(|w| {
+                    used += **w;
+                    used <= budget
+                })
+                .count()
+        };
+        let shown_head = fits(room * 3 / 4, &mut widths.iter()).max(1);
+        let shown_tail =
+            fits(room / 4, &mut widths.iter().rev()).min(defs.len().saturating_sub(shown_head));
+        let tail_from = defs.len() - shown_tail;
+        for d in &defs[..shown_head] {
+            push(&mut out, d);
+        }
+        if let (Some(a), Some(b)) = (defs.get(shown_head), defs.get(tail_from.saturating_sub(1))) {
+            let (from, to) = (a.start, b.end.max(a.start));
+            out.push_str(&format!(
+                "\n[… {} definitions not shown, lines {from}-{to}; read them with ws_read {{\"path\":\"{path}\",\"offset\":{from},\"limit\":120}} …]",
+                tail_from - shown_head
+            ));
+        }
+        for d in &defs[tail_from..] {
+            push(&mut out, d);
+        }
     }
-    out.push_str(&format!(
-        "\n(read one with {})",
-        first.read_call(path.as_str())
-    ));
-    Ok(out)
+    out.push('\n');
+    out.push_str(last);
+    out
 }
 
 /// Each indexed file's top-level definitions, files in walk order, within the result cap:
