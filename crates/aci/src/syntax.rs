@@ -278,13 +278,42 @@ fn locate(language: &'static str, node: Node, text: &str) -> SyntaxError {
             format!("unexpected `{snippet}`")
         }
     };
+    let line_start = node.start_byte().saturating_sub(at.column);
+    let line = text
+        .get(line_start..)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_default();
     SyntaxError {
         language,
         line: at.row + 1,
         column: at.column + 1,
         what,
-        source_line: text.lines().nth(at.row).unwrap_or_default().to_string(),
+        source_line: around(line, at.column),
     }
+}
+
+/// How much of the offending line a syntax error shows.
+const SOURCE_LINE_CHARS: usize = 160;
+
+/// `line` when it is short; else the part of it around byte `column`, with "…" where it was
+/// cut (a minified file is one line of a megabyte).
+fn around(line: &str, column: usize) -> String {
+    if line.char_indices().nth(SOURCE_LINE_CHARS).is_none() {
+        return line.to_string();
+    }
+    let boundary = |mut i: usize| {
+        i = i.min(line.len());
+        while !line.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let from = boundary(column.saturating_sub(SOURCE_LINE_CHARS / 3));
+    let rest = line.get(from..).unwrap_or_default();
+    let shown: String = rest.chars().take(SOURCE_LINE_CHARS).collect();
+    let before = if from > 0 { "…" } else { "" };
+    let after = if shown.len() < rest.len() { "…" } else { "" };
+    format!("{before}{shown}{after}")
 }
 
 #[cfg(test)]
@@ -361,6 +390,28 @@ mod tests {
         // The broken tree is cached now; fixing it again is incremental and agrees.
         let (after, before) = cache.check_change(&path, Some(&v2), &v1);
         assert_eq!((after, before), (Verdict::Parses, None));
+    }
+
+    #[test]
+    fn a_long_line_is_shown_around_the_error() {
+        let line = format!(
+            "{}let x = (1 + ;{}",
+            "a;".repeat(50_000),
+            "b;".repeat(50_000)
+        );
+        let e = broken("a.rs", &format!("fn f() {{ {line} }}\n"));
+        assert!(
+            e.source_line.chars().count() <= SOURCE_LINE_CHARS + 2,
+            "{}",
+            e.source_line.len()
+        );
+        assert!(e.source_line.starts_with('…') && e.source_line.ends_with('…'));
+        assert!(e.source_line.contains("(1 + ;"), "{}", e.source_line);
+        assert_eq!(around("short line", 3), "short line");
+        assert_eq!(
+            around(&"é".repeat(400), 1),
+            format!("{}…", "é".repeat(SOURCE_LINE_CHARS))
+        );
     }
 
     #[test]
