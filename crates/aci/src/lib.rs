@@ -48,3 +48,19 @@ pub use outcome::Outcome;
 pub use registry::{Registry, ToolResult, ToolSpec};
 pub use tools::tool_names;
 pub use workspace::Workspace;
+
+/// Makes this process a parser process when it was started as one (its first argument is
+/// [`syntax::process::ARG`]): it answers parse requests on stdin until stdin ends, and then
+/// this returns true and the program should exit. Otherwise it returns false at once. The
+/// binary calls this first thing, then [`syntax::process::isolate`] with itself.
+pub fn serve_parser_process() -> bool {
+    if std::env::args_os()
+        .nth(1)
+        .is_none_or(|a| a != syntax::process::ARG)
+    {
+        return false;
+    }
+    // An error here is the parent gone mid-reply: nothing is left to tell.
+    let _ = syntax::process::serve(symbols::tags::extract_encoded);
+    true
+}

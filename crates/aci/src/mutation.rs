@@ -25,7 +25,7 @@ use crate::outcome::Applied;
 use crate::path::{PathError, RawPath, RelPath};
 use crate::pending;
 use crate::platform;
-use crate::syntax::{self, SyntaxError, Verdict};
+use crate::syntax::{self, Skip, SyntaxError, Verdict};
 use crate::workspace::{ReadRecord, Workspace};
 
 pub use crate::boundary::{CONTROL_DIR, SCRATCH};
@@ -237,14 +237,18 @@ pub fn commit_as(
             .session
             .trees
             .check_change(&target.real, old.as_deref(), &bytes);
-        if let Verdict::Broken(err) = after {
-            if was == Some(Verdict::Parses) {
-                return Err(ToolError::refused(
-                    RefusalClass::Reverted,
-                    reverted(verb, path, &err),
-                ));
+        match after {
+            Verdict::Broken(err) => {
+                if was == Some(Verdict::Parses) {
+                    return Err(ToolError::refused(
+                        RefusalClass::Reverted,
+                        reverted(verb, path, &err),
+                    ));
+                }
+                note = Some(still_broken(path, &err, target.exists()));
             }
-            note = Some(still_broken(path, &err, target.exists()));
+            Verdict::Skipped(skip) => note = Some(not_checked(path, &skip)),
+            Verdict::Parses | Verdict::Unchecked => {}
         }
     }
     let done = match mode {
@@ -347,6 +351,15 @@ fn still_broken(path: &RelPath, err: &SyntaxError, existed: bool) -> String {
 {was} — fix it now, before anything else.]",
         err.language,
         err.describe(path)
+    )
+}
+
+/// The in-band note for a change the syntax check could not look at: the guard kept the file
+/// from the parser, or the parser gave no answer. The change is made; nothing is claimed.
+fn not_checked(path: &RelPath, skip: &Skip) -> String {
+    format!(
+        "[syntax check skipped for {path}: {}. Nothing was checked — re-read the lines you changed with ws_read.]",
+        skip.why()
     )
 }
 

@@ -71,10 +71,19 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Started as the parser process of another slmcode: serve it, and nothing else (no key,
+    // no state: it only parses what it is sent).
+    if slmcode_aci::serve_parser_process() {
+        return ExitCode::SUCCESS;
+    }
     // What one command saves under .slmcode/ the next trusts: sealed with the user's own key.
     // A state file slmcode did not write is ignored, and said so on stderr, once.
     slmcode_aci::seal::use_user_key();
     slmcode_aci::seal::set_reporter(|m| terminal::errln!("slmcode: warning: {m}"));
+    // Every parse runs in a child process, so no file can end this one.
+    if let Ok(me) = slmcode_aci::platform::host::this_program() {
+        slmcode_aci::syntax::process::isolate(me);
+    }
     match dispatch(Cli::parse()) {
         Ok(code) => code,
         Err(e) => {

@@ -1,5 +1,6 @@
 //! This machine: how much memory it has (the default `shell_memory_max`), whether a process is
-//! still alive (a stale lock's owner), and who the user is (the private temp directories).
+//! still alive (a stale lock's owner), who the user is (the private temp directories), and how
+//! to start this very program again (the parser process).
 
 /// The machine's memory in bytes, where it can be learned.
 pub fn physical_memory() -> Option<u64> {
@@ -9,6 +10,17 @@ pub fn physical_memory() -> Option<u64> {
     )
     .ok()?;
     Some(system.total_memory()).filter(|b| *b > 0)
+}
+
+/// What starts this very program again: on Linux `/proc/self/exe`, which is the running
+/// binary even after the file on disk was replaced (an upgrade during a long session) or
+/// deleted; elsewhere the path it was started from.
+pub fn this_program() -> std::io::Result<std::path::PathBuf> {
+    if cfg!(target_os = "linux") {
+        Ok(std::path::PathBuf::from("/proc/self/exe"))
+    } else {
+        std::env::current_exe()
+    }
 }
 
 pub use imp::*;

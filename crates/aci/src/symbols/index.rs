@@ -249,7 +249,7 @@ impl Loaded {
             mtime,
             indexed_at,
             hash,
-            language: symbols.language.to_string(),
+            language: symbols.language,
             lines: symbols.lines,
             definitions: symbols
                 .definitions
@@ -412,7 +412,8 @@ enum Read {
 type Parsed = (String, u64, u64, Read);
 
 /// Reads and parses `files` on every core. A file that cannot be read (gone since the walk,
-/// or not UTF-8) is indexed as defining nothing, so it is not read again until it changes.
+/// or not UTF-8) is indexed as defining nothing, so it is not read again until it changes;
+/// so is one the parser cannot read (see [`crate::syntax::guard`]).
 fn parse_all(jail: &Jail, files: &[Stale], control: &CallControl) -> Vec<Parsed> {
     let next = AtomicUsize::new(0);
     let out = Mutex::new(Vec::with_capacity(files.len()));

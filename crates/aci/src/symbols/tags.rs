@@ -3,22 +3,28 @@
 //! The grammars' own `tags.scm` files are too coarse for an outline (a Rust struct, enum and
 //! type alias are all "class" there, impl blocks are missing), so ours keep their form but say
 //! what each item is.
+//!
+//! The parse and the query run in the parser process when the binary has one
+//! ([`crate::syntax::process`]): [`extract`] asks it, and it answers with [`extract_encoded`].
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
-use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
+use serde::{Deserialize, Serialize};
+use tree_sitter::{Node, Query, QueryCursor, QueryCursorOptions, StreamingIterator, Tree};
 
 use super::{Definition, Kind, SIGNATURE_CHARS};
 use crate::lang::Grammar;
 use crate::path::RelPath;
-use crate::syntax;
+use crate::syntax::process::{self, Failed, Reply, Request};
+use crate::syntax::{self, Deadline, Unparsed};
 
 /// What one file defines and names.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileSymbols {
     /// The grammar's name, e.g. "rust", "tsx", "c++".
-    pub language: &'static str,
+    pub language: String,
     /// Lines in the file.
     pub lines: u32,
     /// In source order; a definition's `depth` says how many of those before it enclose it.
@@ -28,11 +34,31 @@ pub struct FileSymbols {
     pub references: Vec<(String, u32)>,
 }
 
-/// Reads `bytes` as the language of `path`. `None` when no grammar covers the file or it is
-/// not UTF-8 text.
-pub fn extract(path: &RelPath, bytes: &[u8]) -> Option<FileSymbols> {
+/// Reads `bytes` as the language of `path`: in the parser process when there is one, else
+/// here. Why not, when no grammar covers the file, it is not UTF-8 text, or the guard or the
+/// parser gave no answer.
+pub fn extract(path: &RelPath, bytes: &[u8]) -> Result<FileSymbols, Unparsed> {
+    let request = Request::Extract {
+        path: path.to_string(),
+    };
+    match process::call(path.as_str(), &request, &[bytes]) {
+        Ok((Reply::Extracted, encoded)) => {
+            postcard::from_bytes(&encoded).unwrap_or_else(|_| extract_here(path, bytes))
+        }
+        Err(Failed::Skipped(skip)) => Err(Unparsed::Skipped(skip)),
+        Ok(_) | Err(Failed::Unavailable) => extract_here(path, bytes),
+    }
+}
+
+/// [`extract`] in this process, encoded: the parser process's answer.
+pub fn extract_encoded(path: &RelPath, bytes: &[u8]) -> Vec<u8> {
+    postcard::to_stdvec(&extract_here(path, bytes)).unwrap_or_default()
+}
+
+/// [`extract`], in this process.
+fn extract_here(path: &RelPath, bytes: &[u8]) -> Result<FileSymbols, Unparsed> {
     let (grammar, tree, text) = syntax::parse_whole(path, bytes)?;
-    Some(read_tree(grammar, &tree, text))
+    read_tree(grammar, &tree, text)
 }
 
 /// Whether files of this grammar hold code (indexed) rather than data (outlined only).
@@ -40,30 +66,31 @@ pub fn is_code(grammar: Grammar) -> bool {
     !matches!(grammar, Grammar::Json | Grammar::Toml | Grammar::Yaml)
 }
 
-fn read_tree(grammar: Grammar, tree: &Tree, text: &str) -> FileSymbols {
+fn read_tree(grammar: Grammar, tree: &Tree, text: &str) -> Result<FileSymbols, Unparsed> {
     let root = tree.root_node();
     let lines = u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
     let Some(query) = query(grammar) else {
-        return FileSymbols {
-            language: grammar.name(),
+        return Ok(FileSymbols {
+            language: grammar.name().to_string(),
             lines,
             ..FileSymbols::default()
-        };
+        });
     };
-    let found = definitions(query, root, text, grammar);
+    let deadline = Deadline::start();
+    let found = definitions(query, root, text, grammar, &deadline)?;
     let name_starts: std::collections::HashSet<usize> =
         found.iter().filter_map(|f| f.name_at).collect();
     let references = if is_code(grammar) {
-        references(root, text, &name_starts)
+        references(root, text, &name_starts, &deadline)?
     } else {
         Vec::new()
     };
-    FileSymbols {
-        language: grammar.name(),
+    Ok(FileSymbols {
+        language: grammar.name().to_string(),
         lines,
         definitions: nest(found, text),
         references,
-    }
+    })
 }
 
 /// The compiled query of a grammar, once per process and only for the grammars used (some
@@ -110,11 +137,25 @@ struct Found {
 /// The definitions the query captures. When several patterns capture one item the earliest
 /// pattern wins (the queries list the specific before the general: a method before a
 /// function); one pattern may name several items at once (`const a, b = 1, 2`).
-fn definitions(query: &Query, root: Node, text: &str, grammar: Grammar) -> Vec<Found> {
+fn definitions(
+    query: &Query,
+    root: Node,
+    text: &str,
+    grammar: Grammar,
+    deadline: &Deadline,
+) -> Result<Vec<Found>, Unparsed> {
     let names = query.capture_names();
     let mut best: HashMap<usize, (usize, Vec<Found>)> = HashMap::new();
     let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(query, root, text.as_bytes());
+    let mut stop = |_: &tree_sitter::QueryCursorState| {
+        if deadline.passed() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let options = QueryCursorOptions::new().progress_callback(&mut stop);
+    let mut matches = cursor.matches_with_options(query, root, text.as_bytes(), options);
     while let Some(m) = matches.next() {
         let mut item = None;
         let mut name_node = None;
@@ -165,7 +206,10 @@ fn definitions(query: &Query, root: Node, text: &str, grammar: Grammar) -> Vec<F
             b.name_at,
         ))
     });
-    all
+    if deadline.passed() {
+        return Err(Unparsed::Skipped(Deadline::skip()));
+    }
+    Ok(all)
 }
 
 /// Where an item itself begins: past the annotations, attributes, decorators and comments
@@ -325,12 +369,18 @@ fn references(
     root: Node,
     text: &str,
     definition_names: &std::collections::HashSet<usize>,
-) -> Vec<(String, u32)> {
+    deadline: &Deadline,
+) -> Result<Vec<(String, u32)>, Unparsed> {
     let mut counts: HashMap<&str, u32> = HashMap::new();
     let mut cursor = root.walk();
     let mut above: Vec<&str> = Vec::new();
+    let mut visited = 0usize;
     'walk: loop {
         let node = cursor.node();
+        visited += 1;
+        if visited.is_multiple_of(4096) && deadline.passed() {
+            return Err(Unparsed::Skipped(Deadline::skip()));
+        }
         if cursor.goto_first_child() {
             above.push(node.kind());
             continue;
@@ -358,7 +408,7 @@ fn references(
         .map(|(n, c)| (n.to_string(), c))
         .collect();
     refs.sort();
-    refs
+    Ok(refs)
 }
 
 #[cfg(test)]

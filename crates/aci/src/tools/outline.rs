@@ -11,6 +11,7 @@ use crate::path::{PathError, RelPath};
 use crate::registry::{Args, Effect, Kind, Param, Reply, Tool, ToolSpec, ANY_PATH_ALIASES};
 use crate::suggest::{did_you_mean, similar_paths, Want};
 use crate::symbols;
+use crate::syntax::Unparsed;
 use crate::workspace::Workspace;
 
 pub struct OutlineTool;
@@ -75,10 +76,19 @@ fn file(ws: &Workspace, path: &RelPath) -> Result<String, ToolError> {
         )));
     }
     let bytes = fsx::read_all(&ws.jail, path)?;
-    let Some(found) = symbols::extract(path, &bytes) else {
-        return Err(ToolError::refused(RefusalClass::Other, format!(
-            "{path} is not UTF-8 text, so it has no outline. Search it with ws_grep {{\"pattern\":\"…\",\"path\":\"{path}\"}}."
-        )));
+    let found = match symbols::extract(path, &bytes) {
+        Ok(found) => found,
+        Err(Unparsed::Skipped(skip)) => {
+            return Err(ToolError::refused(RefusalClass::Other, format!(
+                "ws_outline cannot outline {path}: {}. Read it in parts with ws_read {{\"path\":\"{path}\",\"offset\":1,\"limit\":120}}, or search it with ws_grep {{\"pattern\":\"…\",\"path\":\"{path}\"}}.",
+                skip.why()
+            )))
+        }
+        Err(Unparsed::NotText | Unparsed::NoGrammar) => {
+            return Err(ToolError::refused(RefusalClass::Other, format!(
+                "{path} is not UTF-8 text, so it has no outline. Search it with ws_grep {{\"pattern\":\"…\",\"path\":\"{path}\"}}."
+            )))
+        }
     };
     let defs = &found.definitions;
     let head = format!(

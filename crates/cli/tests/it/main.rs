@@ -19,6 +19,7 @@ mod git;
 mod glob;
 mod grep;
 mod hooks;
+mod hostile;
 mod jail;
 mod list;
 mod mcp;

@@ -461,6 +461,11 @@ const RAW_STREAMS_ALLOWED: &[(&str, &str, &str)] = &[
         "JSON-RPC for the MCP client, byte-exact",
     ),
     (
+        "crates/aci/src/syntax/process.rs",
+        "io::stdout",
+        "the parser process's frames to the slmcode that started it, byte-exact",
+    ),
+    (
         "crates/aci/src/tools/shell.rs",
         "\"/dev/tty\"",
         "the approval question, written through slmcode_aci::terminal::Human",

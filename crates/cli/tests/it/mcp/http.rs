@@ -408,3 +408,48 @@ fn a_non_loopback_bind_needs_a_flag_and_a_token() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bearer token of at least 16"), "{err}");
 }
+
+/// One client's file must not end the other clients' sessions: while one session feeds the
+/// server a file that aborts the parser (debug builds: with the guard off; release: the file
+/// the guard refuses), another session, opened before and used after, is still served.
+#[test]
+fn http_one_clients_file_ends_no_session() {
+    let p = Project::new();
+    p.write("deep.yaml", crate::hostile::deep_yaml(300));
+    p.write("a.py", "def f():\n    return 1\n");
+    let unguarded = cfg!(debug_assertions);
+    let env: &[(&str, &str)] = if unguarded {
+        &[("SLMCODE_TEST_UNGUARDED_PARSE", "1")]
+    } else {
+        &[]
+    };
+    let server = HttpServer::start(p.root(), env);
+    let url = server.url.clone();
+    let other = std::thread::spawn(move || {
+        drive(json!({
+            "server": {"url": url}, "mode": "legacy",
+            "steps": [
+                {"call": "ws_read", "args": {"path": "a.py"}},
+                {"sleep": 4},
+                {"call": "ws_edit", "args": {"path": "a.py", "old_str": "return 1", "new_str": "return 2"}}
+            ]
+        }))
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let out = drive(json!({
+        "server": {"url": server.url}, "mode": "legacy",
+        "steps": super::stdio::deep_yaml_steps()
+    }));
+    let why = if unguarded {
+        "the parser crashed on it ("
+    } else {
+        "it is indented to 300 different depths"
+    };
+    super::stdio::assert_deep_yaml_answered(&out, why);
+    let other = other.join().unwrap();
+    assert!(!is_error(&other, 2), "{}", text(&other, 2));
+    assert_eq!(
+        std::fs::read_to_string(p.path("a.py")).unwrap(),
+        "def f():\n    return 2\n"
+    );
+}

@@ -239,3 +239,75 @@ fn stdio_survives_malformed_input() {
     assert!(status.success(), "{status:?}");
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+/// The calls every parsing tool makes on `deep.yaml` (nested 300 levels: the YAML scanner's
+/// buffer overflows), then a last unrelated one; shared by both transports.
+pub(super) fn deep_yaml_steps() -> Value {
+    json!([
+        {"call": "ws_read", "args": {"path": "deep.yaml", "limit": 3}},
+        // The read's parse runs in the background: give it time to finish (or crash).
+        {"sleep": 0.5},
+        {"call": "ws_outline", "args": {"path": "deep.yaml"}},
+        {"call": "ws_write", "args": {"path": "copy.yaml", "content": crate::hostile::deep_yaml(300)}},
+        {"call": "ws_edit", "args": {"path": "deep.yaml", "old_str": "k299: v", "new_str": "k299: w"}},
+        {"call": "ws_list", "args": {}}
+    ])
+}
+
+/// What those calls must have got: every one answered, the outline refused with the reason,
+/// the writes made with a note, and the last call served.
+pub(super) fn assert_deep_yaml_answered(out: &Value, why: &str) {
+    for i in [0, 2, 3, 4, 5] {
+        assert!(
+            step(out, i).get("protocol_error").is_none() && step(out, i).get("text").is_some(),
+            "step {i} was not answered: {}",
+            step(out, i)
+        );
+    }
+    assert!(is_error(out, 2));
+    assert!(
+        text(out, 2).starts_with(&format!("ws_outline cannot outline deep.yaml: {why}")),
+        "{}",
+        text(out, 2)
+    );
+    for i in [3, 4] {
+        assert!(!is_error(out, i), "{}", text(out, i));
+        assert!(
+            text(out, i).contains("[syntax check skipped for "),
+            "{}",
+            text(out, i)
+        );
+    }
+    assert!(text(out, 5).contains("copy.yaml"), "{}", text(out, 5));
+}
+
+#[test]
+fn stdio_survives_a_file_the_parser_cannot_take() {
+    let p = Project::new();
+    p.write("deep.yaml", crate::hostile::deep_yaml(300));
+    let out = drive(json!({"server": stdio_server(p.root()), "steps": deep_yaml_steps()}));
+    assert_deep_yaml_answered(&out, "it is indented to 300 different depths");
+    assert!(std::fs::read_to_string(p.path("deep.yaml"))
+        .unwrap()
+        .ends_with("k299: w\n"));
+}
+
+#[test]
+fn stdio_survives_a_parser_that_aborts() {
+    if !cfg!(debug_assertions) {
+        crate::common::skip(
+            "the MCP server's containment of a real parser abort",
+            "a release build has no switch to turn the guard off",
+        );
+        return;
+    }
+    let p = Project::new();
+    p.write("deep.yaml", crate::hostile::deep_yaml(300));
+    let mut server = stdio_server(p.root());
+    server["command"]
+        .as_array_mut()
+        .unwrap()
+        .insert(1, json!("SLMCODE_TEST_UNGUARDED_PARSE=1"));
+    let out = drive(json!({"server": server, "steps": deep_yaml_steps()}));
+    assert_deep_yaml_answered(&out, "the parser crashed on it (");
+}

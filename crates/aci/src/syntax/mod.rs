@@ -1,12 +1,27 @@
-//! Post-edit syntax checks, in process, with tree-sitter: no gofmt, python or node to shell out
-//! to, TypeScript included, and fast enough to sit inside every write. Which grammar parses a
+//! Post-edit syntax checks with tree-sitter: no gofmt, python or node to shell out to,
+//! TypeScript included, and fast enough to sit inside every write. Which grammar parses a
 //! file is [`crate::lang`]'s table; a file without one is skipped, never read as broken.
+//!
+//! Every parse of the crate goes through here ([`parse_whole`] for the outline and the symbol
+//! index, [`TreeCache`] for the checks), and so through the two things that keep a file from
+//! ending slmcode: the guard ([`guard`]: what may go into the parser at all) and, in the
+//! binary, the parser process ([`process`]: where the C code runs). A file either of them
+//! keeps from an answer is [`Verdict::Skipped`], with the reason in words.
+
+pub mod guard;
+pub mod process;
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use tree_sitter::{InputEdit, Language, Node, Parser, Point, Tree};
+use serde::{Deserialize, Serialize};
+use tree_sitter::{InputEdit, Language, Node, ParseOptions, Parser, Point, Tree};
+
+pub use guard::Skip;
+use process::{Failed, Reply, Request};
 
 use crate::lang;
 use crate::path::{Jail, RelPath};
@@ -15,12 +30,15 @@ use crate::path::{Jail, RelPath};
 const PREPARE_MAX_BYTES: u64 = 8 * 1024 * 1024;
 /// How many parse trees a session keeps.
 const CACHE_ENTRIES: usize = 64;
+/// A parse (or a query over its tree) that runs longer than this is given up: the guard's
+/// limits keep real files far below it, so it only ends what the guard did not foresee.
+pub const PARSE_DEADLINE: Duration = Duration::from_secs(10);
 
 /// A parse failure, located.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyntaxError {
     /// The grammar that was used, e.g. "rust".
-    pub language: &'static str,
+    pub language: String,
     /// 1-based line and column.
     pub line: usize,
     pub column: usize,
@@ -46,12 +64,31 @@ impl SyntaxError {
 }
 
 /// The outcome of a check.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Verdict {
     Parses,
     Broken(SyntaxError),
     /// No grammar for this file type (or not UTF-8 text): nothing is claimed.
     Unchecked,
+    /// A grammar covers it, but it was not parsed, or the parse gave no answer: why.
+    Skipped(Skip),
+}
+
+/// Why a file has no tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unparsed {
+    /// No grammar covers the file.
+    NoGrammar,
+    /// Not UTF-8 text.
+    NotText,
+    /// The guard kept it from the parser, or the parse gave no answer.
+    Skipped(Skip),
+}
+
+impl From<Skip> for Unparsed {
+    fn from(skip: Skip) -> Unparsed {
+        Unparsed::Skipped(skip)
+    }
 }
 
 /// The grammar for a path, from the language table ([`crate::lang`]): its name in syntax
@@ -63,19 +100,34 @@ pub fn language_for(path: &RelPath) -> Option<(&'static str, Language)> {
 
 /// Parses `bytes` as the language of `path`, from scratch.
 pub fn check(path: &RelPath, bytes: &[u8]) -> Verdict {
+    let request = Request::Check {
+        path: path.to_string(),
+        before: false,
+    };
+    match process::call(path.as_str(), &request, &[bytes]) {
+        Ok((Reply::Checked { after, .. }, _)) => after,
+        Err(Failed::Skipped(skip)) => Verdict::Skipped(skip),
+        Ok(_) | Err(Failed::Unavailable) => check_here(path, bytes),
+    }
+}
+
+/// [`check`], in this process.
+fn check_here(path: &RelPath, bytes: &[u8]) -> Verdict {
     match parse(path, bytes, None) {
-        Some((name, tree, text)) => verdict(name, &tree, text),
-        None => Verdict::Unchecked,
+        Ok((grammar, tree, text)) => verdict(grammar.name(), &tree, text),
+        Err(Unparsed::Skipped(skip)) => Verdict::Skipped(skip),
+        Err(_) => Verdict::Unchecked,
     }
 }
 
 /// Parses a whole file from scratch for reading its structure (the outline and the symbol
-/// index): its grammar, the tree, and the text the tree's positions are in. `None` when no
-/// grammar covers the file or it is not UTF-8.
-pub fn parse_whole<'a>(path: &RelPath, bytes: &'a [u8]) -> Option<(lang::Grammar, Tree, &'a str)> {
-    let grammar = lang::grammar_for(path.as_str())?;
-    let (_, tree, text) = parse(path, bytes, None)?;
-    Some((grammar, tree, text))
+/// index), in this process: its grammar, the tree, and the text the tree's positions are in.
+/// The symbols call this inside the parser process when there is one.
+pub fn parse_whole<'a>(
+    path: &RelPath,
+    bytes: &'a [u8],
+) -> Result<(lang::Grammar, Tree, &'a str), Unparsed> {
+    parse(path, bytes, None)
 }
 
 /// The text tree-sitter sees: UTF-8 without a BOM.
@@ -84,19 +136,61 @@ fn source(bytes: &[u8]) -> Option<&str> {
     Some(text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
+/// A stop switch for a parse or a query: past [`PARSE_DEADLINE`] from now, it says stop.
+pub(crate) struct Deadline(Instant);
+
+impl Deadline {
+    /// [`PARSE_DEADLINE`] from now.
+    pub(crate) fn start() -> Deadline {
+        Deadline(Instant::now() + PARSE_DEADLINE)
+    }
+
+    /// Whether the time is up.
+    pub(crate) fn passed(&self) -> bool {
+        Instant::now() >= self.0
+    }
+
+    /// What a parse or query that stopped at it says.
+    pub(crate) fn skip() -> Skip {
+        Skip::TimedOut {
+            seconds: PARSE_DEADLINE.as_secs(),
+        }
+    }
+}
+
 /// Parses, reusing `old` (already edited to match) when given, so only what changed is
-/// parsed again.
+/// parsed again. The guard sees the text first; a parse past the deadline is given up.
 fn parse<'a>(
     path: &RelPath,
     bytes: &'a [u8],
     old: Option<&Tree>,
-) -> Option<(&'static str, Tree, &'a str)> {
-    let (name, language) = language_for(path)?;
-    let text = source(bytes)?;
+) -> Result<(lang::Grammar, Tree, &'a str), Unparsed> {
+    let grammar = lang::grammar_for(path.as_str()).ok_or(Unparsed::NoGrammar)?;
+    let text = source(bytes).ok_or(Unparsed::NotText)?;
+    if !(cfg!(debug_assertions) && std::env::var_os(process::UNGUARDED).is_some()) {
+        guard::admit(grammar, text)?;
+    }
     let mut parser = Parser::new();
-    parser.set_language(&language).ok()?;
-    let tree = parser.parse(text, old)?;
-    Some((name, tree, text))
+    parser
+        .set_language(&grammar.language())
+        .map_err(|_| Unparsed::NoGrammar)?;
+    let deadline = Deadline::start();
+    let mut stop = |_: &tree_sitter::ParseState| {
+        if deadline.passed() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let raw = text.as_bytes();
+    let tree = parser
+        .parse_with_options(
+            &mut |at, _| raw.get(at..).unwrap_or_default(),
+            old,
+            Some(ParseOptions::new().progress_callback(&mut stop)),
+        )
+        .ok_or_else(|| Unparsed::Skipped(Deadline::skip()))?;
+    Ok((grammar, tree, text))
 }
 
 fn verdict(name: &'static str, tree: &Tree, text: &str) -> Verdict {
@@ -112,7 +206,8 @@ fn verdict(name: &'static str, tree: &Tree, text: &str) -> Verdict {
 
 /// Parse trees of the files a session works on, keyed by path and content hash. A tree
 /// parsed when the file was read makes the check after an edit incremental: tree-sitter
-/// re-parses only around the change, a few milliseconds instead of a full parse.
+/// re-parses only around the change, a few milliseconds instead of a full parse. When the
+/// parser runs in its own process ([`process`]) the trees live there, in the same cache.
 #[derive(Clone, Default)]
 pub struct TreeCache {
     trees: Arc<Mutex<HashMap<RelPath, Parsed>>>,
@@ -168,15 +263,49 @@ impl TreeCache {
             {
                 return;
             }
-            if let Some((_, tree, _)) = parse(&path, &bytes, None) {
-                cache.put(&path, hash, tree);
+            let request = Request::Prepare {
+                path: path.to_string(),
+            };
+            match process::call(path.as_str(), &request, &[&bytes]) {
+                Ok(_) | Err(Failed::Skipped(_)) => {}
+                Err(Failed::Unavailable) => cache.prepare_here(&path, &bytes),
             }
         });
+    }
+
+    /// [`TreeCache::prepare`]'s parse, in this process: nothing when the tree is here already.
+    fn prepare_here(&self, path: &RelPath, bytes: &[u8]) {
+        let hash = *blake3::hash(bytes).as_bytes();
+        if self.get(path, &hash).is_some() {
+            return;
+        }
+        if let Ok((_, tree, _)) = parse(path, bytes, None) {
+            self.put(path, hash, tree);
+        }
     }
 
     /// Checks a change from `before` (absent for a new file) to `after`. Returns the verdict
     /// on `after`, and — only when `after` is broken — the verdict on `before`.
     pub fn check_change(
+        &self,
+        path: &RelPath,
+        before: Option<&[u8]>,
+        after: &[u8],
+    ) -> (Verdict, Option<Verdict>) {
+        let request = Request::Check {
+            path: path.to_string(),
+            before: before.is_some(),
+        };
+        let texts: Vec<&[u8]> = before.into_iter().chain([after]).collect();
+        match process::call(path.as_str(), &request, &texts) {
+            Ok((Reply::Checked { after, before }, _)) => (after, before),
+            Err(Failed::Skipped(skip)) => (Verdict::Skipped(skip), None),
+            Ok(_) | Err(Failed::Unavailable) => self.check_here(path, before, after),
+        }
+    }
+
+    /// [`TreeCache::check_change`], in this process.
+    fn check_here(
         &self,
         path: &RelPath,
         before: Option<&[u8]>,
@@ -191,9 +320,12 @@ impl TreeCache {
             }
             _ => None,
         };
-        let Some((name, tree, text)) = parse(path, after, edited.as_ref()) else {
-            return (Verdict::Unchecked, None);
+        let (grammar, tree, text) = match parse(path, after, edited.as_ref()) {
+            Ok(parsed) => parsed,
+            Err(Unparsed::Skipped(skip)) => return (Verdict::Skipped(skip), None),
+            Err(_) => return (Verdict::Unchecked, None),
         };
+        let name = grammar.name();
         let after_verdict = verdict(name, &tree, text);
         self.put(path, *blake3::hash(after).as_bytes(), tree);
         if !matches!(after_verdict, Verdict::Broken(_)) {
@@ -201,7 +333,7 @@ impl TreeCache {
         }
         let before_verdict = before.map(|b| match (&before_tree, source(b)) {
             (Some(tree), Some(text)) => verdict(name, tree, text),
-            _ => check(path, b),
+            _ => check_here(path, b),
         });
         (after_verdict, before_verdict)
     }
@@ -259,7 +391,7 @@ fn first_error(root: Node) -> Option<Node> {
     }
 }
 
-fn locate(language: &'static str, node: Node, text: &str) -> SyntaxError {
+fn locate(language: &str, node: Node, text: &str) -> SyntaxError {
     let at = node.start_position();
     let what = if node.is_missing() {
         format!("missing `{}`", node.kind())
@@ -284,7 +416,7 @@ fn locate(language: &'static str, node: Node, text: &str) -> SyntaxError {
         .and_then(|rest| rest.lines().next())
         .unwrap_or_default();
     SyntaxError {
-        language,
+        language: language.to_string(),
         line: at.row + 1,
         column: at.column + 1,
         what,
