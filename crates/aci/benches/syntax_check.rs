@@ -2,6 +2,10 @@
 //! a 10,000-line file: the check after a one-line edit as it runs in a session (the file's
 //! tree was parsed when it was read, so the check is incremental), and a cold full parse (a
 //! file checked without a prior read). The target is under 50 ms.
+//!
+//! With `SLMCODE_BIN=target/release/slmcode` the same checks go through the parser process
+//! started from that binary, as they do in `slmcode` itself (`syntax::process`): the difference
+//! is what the isolation costs.
 
 // A benchmark may panic on a broken setup, as a test does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -34,6 +38,9 @@ fn corpus(ext: &str, lines: usize) -> String {
 }
 
 fn bench(c: &mut Criterion) {
+    if let Some(bin) = std::env::var_os("SLMCODE_BIN") {
+        slmcode_aci::syntax::process::isolate(bin.into());
+    }
     for ext in ["rs", "py", "go", "ts", "json"] {
         let text = corpus(ext, 10_000);
         let path = RelPath::parse(&format!("big.{ext}"), std::path::Path::new("/p")).expect("path");
