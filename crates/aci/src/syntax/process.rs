@@ -47,6 +47,9 @@ const REPLY_WAIT: Duration = Duration::from_secs(3 * PARSE_DEADLINE.as_secs() + 
 const MAX_FRAME: usize = 256 * 1024 * 1024;
 /// At most this many children.
 const MAX_CHILDREN: usize = 4;
+/// After a child could not be started, parsing stays in process this long before the next try
+/// (an index of thousands of files must not try a start per file).
+const RETRY_START: Duration = Duration::from_secs(30);
 /// How many inputs that ended or stalled a child are remembered.
 const REMEMBERED: usize = 1024;
 /// How much of a child's last words (stderr) is kept to say how it ended.
@@ -115,6 +118,7 @@ pub fn isolate(exe: PathBuf) {
         exe,
         slots: (0..children).map(|_| Mutex::new(None)).collect(),
         remembered: Mutex::new(HashMap::new()),
+        no_start_until: Mutex::new(None),
     });
 }
 
@@ -142,6 +146,8 @@ struct Pool {
     slots: Vec<Mutex<Option<Worker>>>,
     /// BLAKE3 of a request that ended or stalled a child, and how.
     remembered: Mutex<HashMap<[u8; 32], Skip>>,
+    /// Set when a child could not be started: no new start before then.
+    no_start_until: Mutex<Option<Instant>>,
 }
 
 impl Pool {
@@ -176,7 +182,7 @@ impl Pool {
         for _ in 0..2 {
             let worker = match slot.as_mut() {
                 Some(w) => w,
-                None => slot.insert(Worker::start(&self.exe).ok_or(Failed::Unavailable)?),
+                None => slot.insert(self.start().ok_or(Failed::Unavailable)?),
             };
             match worker.exchange(&head, texts) {
                 Ok(answer) => return Ok(answer),
@@ -210,6 +216,17 @@ impl Pool {
             }
         }
         Err(Failed::Unavailable)
+    }
+
+    /// A new child, unless one could not be started a moment ago.
+    fn start(&self) -> Option<Worker> {
+        let mut until = self.no_start_until.lock().ok()?;
+        if until.is_some_and(|t| Instant::now() < t) {
+            return None;
+        }
+        let worker = Worker::start(&self.exe);
+        *until = worker.is_none().then(|| Instant::now() + RETRY_START);
+        worker
     }
 
     /// The child for `path`: the same one every time.

@@ -454,3 +454,38 @@ fn the_guard_admits_real_code() {
         refused.join("\n")
     );
 }
+
+/// When the parser process cannot start (here: the program named is not slmcode, and takes
+/// two seconds to end without a word), parsing stays in process behind the guard, and the
+/// start is not tried again for every file (40 files would take 80 s).
+#[test]
+fn a_parser_process_that_cannot_start_leaves_parsing_in_process() {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().unwrap();
+    let impostor = bin.path().join("not-slmcode");
+    fs::write(&impostor, "#!/bin/sh\nsleep 2\n").unwrap();
+    fs::set_permissions(&impostor, fs::Permissions::from_mode(0o755)).unwrap();
+    slmcode_aci::syntax::process::isolate(impostor);
+    assert!(slmcode_aci::syntax::process::is_isolated());
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| (format!("m{i}.py"), format!("def f{i}():\n    return {i}\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (_dir, mut ws) = workspace(&refs);
+    let started = Instant::now();
+    let (err, text) = call(&mut ws, "ws_symbols", json!({"query": "f39"}));
+    assert!(
+        !err && text.starts_with("m39.py:1 function def f39():"),
+        "{text}"
+    );
+    let (err, text) = call(&mut ws, "ws_outline", json!({"path": "m7.py"}));
+    assert!(!err && text.contains("[function f7 1-2]"), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
