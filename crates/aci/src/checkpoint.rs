@@ -454,6 +454,59 @@ pub fn list(jail: &Jail) -> Result<Vec<Manifest>, ToolError> {
     Ok(out)
 }
 
+/// What a checkpoint holds of one path, for showing a change (a diff) rather than undoing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Original {
+    /// The file's bytes before the session first changed it.
+    File(Vec<u8>),
+    /// Nothing was there.
+    Absent,
+    /// Not a file the checkpoint can show: a symlink, over `checkpoint_max_bytes` or over
+    /// `max_bytes`, or not in the checkpoint.
+    Unknown,
+}
+
+/// The bytes `path` held before checkpoint session `id` first changed it, read back through
+/// the same checks as a restore (a sealed manifest, the copy's BLAKE3), up to `max_bytes`.
+pub fn original(
+    jail: &Jail,
+    id: &str,
+    path: &RelPath,
+    max_bytes: u64,
+) -> Result<Original, ToolError> {
+    let manifest = load_manifest(jail, id)?;
+    let Some(entry) = manifest
+        .entries
+        .iter()
+        .find(|e| e.raw.is_none() && e.path == path.as_str())
+    else {
+        return Ok(Original::Unknown);
+    };
+    match &entry.saved {
+        Saved::Absent => Ok(Original::Absent),
+        Saved::File { blob, blake3, .. } => {
+            valid_id(blob)?;
+            let blob = session_dir(id).join("blobs").join(blob);
+            let file = jail.open_file(&blob)?.into_std();
+            if file.metadata().map(|m| m.len() > max_bytes).unwrap_or(true) {
+                return Ok(Original::Unknown);
+            }
+            let mut content = Verified {
+                inner: file,
+                hasher: blake3::Hasher::new(),
+                want: blake3::Hash::from_hex(blake3).ok(),
+                shown: blob,
+            };
+            let mut bytes = Vec::new();
+            content
+                .read_to_end(&mut bytes)
+                .map_err(|e| ToolError::refused(RefusalClass::Untrusted, e.to_string()))?;
+            Ok(Original::File(bytes))
+        }
+        Saved::Symlink { .. } | Saved::TooLarge { .. } => Ok(Original::Unknown),
+    }
+}
+
 /// Puts back what a session saved: bytes and modes (never setuid, setgid or sticky bits), and
 /// removes files that did not exist. Only a manifest slmcode sealed is followed, and only
 /// copies whose BLAKE3 is the one it holds are written. With `only` non-empty, just those

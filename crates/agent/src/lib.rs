@@ -17,6 +17,7 @@
 pub mod approvals;
 pub mod backend;
 pub mod blocking;
+pub mod events;
 pub mod evolve;
 pub mod find_models;
 pub mod foreign;

@@ -196,6 +196,8 @@ pub enum Notice {
         total: u64,
         cached: u64,
     },
+    /// A piece of the reply as it streams: the answer's text, or its reasoning.
+    Piece { text: String, reasoning: bool },
 }
 
 /// Receives [`Notice`]s while a request waits.
@@ -312,6 +314,16 @@ impl Backend {
     pub(super) fn notice(&self, notice: Notice) {
         if let Some(sink) = &self.notices {
             sink(&notice);
+        }
+    }
+
+    /// A streamed piece of a reply, for front ends that show the reply as it is written.
+    pub(super) fn piece(&self, text: &str, reasoning: bool) {
+        if !text.is_empty() && self.notices.is_some() {
+            self.notice(Notice::Piece {
+                text: text.to_string(),
+                reasoning,
+            });
         }
     }
 
@@ -437,7 +449,9 @@ impl Backend {
             if status.is_success() {
                 let result = if self.options.stream {
                     match &self.ollama {
-                        Some(_) => ollama::read_stream(response, request.runaway, clock).await,
+                        Some(_) => {
+                            ollama::read_stream(self, response, request.runaway, clock).await
+                        }
                         None => self.read_stream(response, request.runaway, clock).await,
                     }
                 } else {

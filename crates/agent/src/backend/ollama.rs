@@ -155,6 +155,7 @@ pub(super) async fn read_whole(response: reqwest::Response) -> Result<Reply, Tra
 /// Reads a streamed reply, a JSON object a line, watching it for a runaway, by the deadlines
 /// of `clock`.
 pub(super) async fn read_stream(
+    backend: &super::Backend,
     response: reqwest::Response,
     limits: RunawayLimits,
     mut clock: Clock,
@@ -182,6 +183,9 @@ pub(super) async fn read_stream(
                 return Err(Transient::Reported(500, err.to_string()));
             }
             take(&mut reply, &chunk);
+            let message = &chunk["message"];
+            backend.piece(message["content"].as_str().unwrap_or_default(), false);
+            backend.piece(message["thinking"].as_str().unwrap_or_default(), true);
             done |= chunk["done"] == json!(true);
             if let Some(r) = watch.check(&reply.content, &reply.reasoning) {
                 reply.finish_reason = Some("runaway".into());

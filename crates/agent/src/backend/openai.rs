@@ -114,8 +114,10 @@ impl Backend {
             let delta = &choice["delta"];
             if let Some(text) = delta["content"].as_str() {
                 reply.content.push_str(text);
+                self.piece(text, false);
             }
             reply.reasoning.push_str(reasoning_of(delta));
+            self.piece(reasoning_of(delta), true);
             for c in delta["tool_calls"].as_array().into_iter().flatten() {
                 calls.add(&mut reply.tool_calls, c);
             }

@@ -153,7 +153,7 @@ impl Agent {
     }
 
     /// Keeps only `call` in the assistant message of the history.
-    pub(super) fn keep_only(&mut self, reply: &Reply, call: &Call) {
+    pub(super) fn keep_only(&mut self, turn: usize, reply: &Reply, call: &Call) {
         let message = match &call.native_id {
             Some(id) => {
                 let kept: Vec<WireToolCall> = reply
@@ -191,7 +191,16 @@ impl Agent {
         }
         self.push(message, EntryKind::Assistant);
         let line = format!("{} {}", call.name, clip(&call.arguments.to_string(), 160));
-        self.emit(Event::Call { line });
+        let args = self
+            .registry
+            .canonical_args(&call.name, &call.arguments)
+            .unwrap_or_else(|| call.arguments.clone());
+        self.emit(Event::Call {
+            turn,
+            name: call.name.clone(),
+            args,
+            line,
+        });
     }
 
     /// Runs one call on the workspace, off the async threads (tools block). When `cancel`

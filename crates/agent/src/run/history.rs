@@ -118,6 +118,7 @@ impl Agent {
         }
         let after = total(self);
         if elided > 0 {
+            self.emit(super::Event::Compacted { before, after });
             self.note(format!(
                 "{elided} old tool result(s) elided: the prompt went from about {before} to {after} tokens (budget {budget}, aiming at {target})"
             ));
@@ -129,7 +130,7 @@ impl Agent {
                 self.settings.context_window
             );
             self.log("warning", serde_json::json!({"text": text}));
-            self.emit(super::Event::Warning(text));
+            self.emit(super::Event::warning(text));
         }
     }
 

@@ -20,6 +20,7 @@ mod calls;
 mod final_answer;
 mod history;
 mod resume;
+mod session;
 mod turn;
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,7 +29,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use slmcode_aci::{Registry, Workspace};
 
-use crate::backend::{Backend, BackendError, Message};
+use crate::backend::{Backend, BackendError, Message, Notice};
+pub use crate::events::Event;
+use crate::events::{self, EventSink};
 use crate::evolve::EditOutcome;
 use crate::prompt;
 use crate::toolcall::OfferedTool;
@@ -37,6 +40,7 @@ use crate::trajectory::Trajectory;
 pub use final_answer::{parse_final, FinalAnswer};
 pub use history::{estimate_tokens, prompt_was_cut};
 pub use resume::{latest as latest_saved_run, load as load_saved_run, SavedRun};
+pub use session::{FileDiff, UndoError, Undone};
 
 use history::{Entry, EntryKind};
 
@@ -99,32 +103,6 @@ impl ToolMode {
     }
 }
 
-/// What the user sees while a run goes (the CLI prints these on stderr).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Event {
-    Turn {
-        number: usize,
-        max: usize,
-    },
-    Reply {
-        tokens: u64,
-        tokens_per_sec: f64,
-        elapsed: Duration,
-        /// The prompt as the server counted it, and how much of it came from its cache.
-        prompt_tokens: Option<u64>,
-        cached_tokens: Option<u64>,
-    },
-    Call {
-        line: String,
-    },
-    Result {
-        first_line: String,
-        is_error: bool,
-    },
-    Note(String),
-    Warning(String),
-}
-
 /// How a run ended.
 #[derive(Debug)]
 pub struct Outcome {
@@ -161,7 +139,7 @@ pub struct Agent {
     /// parser reads as calls.
     readable: Vec<OfferedTool>,
     trajectory: Trajectory,
-    on_event: Box<dyn FnMut(&Event) + Send>,
+    on_event: EventSink,
     history: Vec<Entry>,
     warned_cut: bool,
     /// The one repair turn for an invalid final answer has been spent.
@@ -182,6 +160,10 @@ pub struct Agent {
     warned_full: bool,
     /// Times a reply that announced an action without a call may still be asked to make it.
     nudges_left: usize,
+    /// Where each message of the user's began, for `/undo`.
+    undo_points: Vec<session::UndoPoint>,
+    /// File contents before and since the session changed them, for diffs.
+    contents: session::Contents,
 }
 
 impl Agent {
@@ -249,6 +231,32 @@ impl Agent {
         }
         let verify_left = settings.verify_retries;
         let text_tools = settings.tool_mode == ToolMode::Text;
+        let on_event = events::sink(on_event);
+        let mut backend = backend;
+        // What a request waits on, and the reply as it streams, reach the front ends as
+        // events like everything else.
+        let pieces = on_event.clone();
+        backend.on_notice(Arc::new(move |notice: &Notice| {
+            let event = match notice {
+                Notice::Loading { waited } => Event::Loading {
+                    waited_ms: waited.as_millis() as u64,
+                },
+                Notice::PromptProgress {
+                    processed,
+                    total,
+                    cached,
+                } => Event::PromptProgress {
+                    processed: *processed,
+                    total: *total,
+                    cached: *cached,
+                },
+                Notice::Piece { text, reasoning } if *reasoning => {
+                    Event::Reasoning { text: text.clone() }
+                }
+                Notice::Piece { text, .. } => Event::Text { text: text.clone() },
+            };
+            events::emit(&pieces, &event);
+        }));
         Agent {
             backend,
             registry,
@@ -271,6 +279,8 @@ impl Agent {
             calibrated_once: false,
             warned_full: false,
             nudges_left: 2,
+            undo_points: Vec::new(),
+            contents: session::Contents::default(),
         }
     }
 
@@ -298,7 +308,7 @@ impl Agent {
             self.settings.model
         );
         self.log("tool_mode", json!({"switched_to": "text", "why": why}));
-        self.emit(Event::Warning(line));
+        self.emit(Event::warning(line));
         self.refused_tools = Some(why);
     }
 
@@ -308,7 +318,7 @@ impl Agent {
     }
 
     fn emit(&mut self, event: Event) {
-        (self.on_event)(&event);
+        events::emit(&self.on_event, &event);
     }
 
     /// Appends a record to the trajectory; a failure to log is a warning, not a stop.
@@ -321,12 +331,12 @@ impl Agent {
             self.trajectory.record(&ws.jail, kind, fields)
         };
         if let Err(e) = result {
-            self.emit(Event::Warning(format!("trajectory: {e}")));
+            self.emit(Event::warning(format!("trajectory: {e}")));
         }
     }
 
     fn note(&mut self, text: String) {
         self.log("note", json!({"text": text}));
-        self.emit(Event::Note(text));
+        self.emit(Event::note(text));
     }
 }

@@ -138,7 +138,7 @@ impl Agent {
             state::write_json(&ws.jail, &state_path(&self.trajectory.id), &saved)
         };
         if let Err(e) = result {
-            self.emit(super::Event::Warning(format!(
+            self.emit(super::Event::warning(format!(
                 "could not save the run for a follow-up (slmcode run --resume): {e}"
             )));
         }

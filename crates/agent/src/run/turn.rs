@@ -33,8 +33,23 @@ enum Turn {
 impl Agent {
     /// Runs the task to its end, or until `cancel` fires.
     pub async fn run(mut self, cancel: CancellationToken) -> Result<Outcome, RunError> {
-        let started = Instant::now();
+        self.first_message(cancel).await
+    }
+
+    /// The task, the first message: the start of the trajectory, then its turns.
+    pub async fn first_message(&mut self, cancel: CancellationToken) -> Result<Outcome, RunError> {
         self.log_start();
+        let text = match &self.resumed_from {
+            Some(_) => self.history.last().map(|e| e.message.content.clone()),
+            None => Some(self.settings.task.clone()),
+        };
+        self.mark_message(text.unwrap_or_default());
+        self.drive(cancel).await
+    }
+
+    /// The turns of one message of the user's, to its final answer.
+    pub(super) async fn drive(&mut self, cancel: CancellationToken) -> Result<Outcome, RunError> {
+        let started = Instant::now();
         let mut turn = 0;
         let mut ended_on_call = false;
         while turn < self.settings.max_turns {
@@ -44,9 +59,13 @@ impl Agent {
                 Err(e) => {
                     // A server that failed can be resumed once it is back.
                     self.save_for_follow_up("error");
+                    self.emit(Event::Error {
+                        message: e.to_string(),
+                    });
                     return Err(e);
                 }
             };
+            self.emit(Event::TurnEnded { number: turn });
             match step {
                 Turn::Continue { ran_call } => ended_on_call = ran_call,
                 Turn::Final(answer) => return Ok(self.finish(answer, turn, started)),
@@ -55,8 +74,10 @@ impl Agent {
         }
         let answer = if ended_on_call {
             let last = self.finish_after_budget(turn, &cancel).await;
-            if last.is_err() {
+            if let Err(e) = &last {
                 self.save_for_follow_up("error");
+                let message = e.to_string();
+                self.emit(Event::Error { message });
             }
             match last? {
                 Some(answer) => answer,
@@ -96,6 +117,23 @@ impl Agent {
             start["follow_up"] = json!(self.history.last().map(|e| e.message.content.clone()));
         }
         self.log("start", start);
+        let tools = self
+            .tools_json
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .collect();
+        self.emit(Event::Started {
+            run_id: self.trajectory.id.clone(),
+            model: self.settings.model.clone(),
+            endpoint: self.backend.endpoint().to_string(),
+            context_window: self.settings.context_window,
+            context_from: self.settings.context_from.clone(),
+            edit_format: self.settings.arm.name().to_string(),
+            tool_mode: if self.text_tools { "text" } else { "native" }.to_string(),
+            max_turns: max,
+            tools,
+            resumed_from: self.resumed_from.clone(),
+        });
     }
 
     /// One turn: the request, then whatever the reply calls for.
@@ -295,7 +333,7 @@ impl Agent {
         dropped: usize,
         cancel: &CancellationToken,
     ) -> Turn {
-        self.keep_only(reply, &call);
+        self.keep_only(turn, reply, &call);
         // A stop while the call runs kills it (a command's whole process tree); the call
         // still gets its result in the history, so a follow-up can go on from there.
         let result = self.execute(&call, cancel).await;
@@ -318,9 +356,13 @@ impl Agent {
                    "outcome": result.outcome}),
         );
         self.emit(Event::Result {
-            first_line: text.lines().next().unwrap_or("").to_string(),
+            turn,
+            name: call.name.clone(),
+            outcome: result.outcome.clone(),
             is_error: result.is_error,
+            text: text.clone(),
         });
+        self.report_changes(&call.name);
         let summary = result_summary(&call, &result);
         let message = match &call.native_id {
             Some(id) => Message::tool_result(id, text),
@@ -420,7 +462,7 @@ impl Agent {
                         "streaming",
                         json!({"turn": turn, "stopped": why, "reply": r}),
                     );
-                    self.emit(Event::Warning(format!(
+                    self.emit(Event::warning(format!(
                         "the streamed reply {why}; asking again without streaming, and for the rest of the run"
                     )));
                 }
@@ -452,7 +494,8 @@ impl Agent {
         self.emit(Event::Reply {
             tokens,
             tokens_per_sec: tokens as f64 / secs,
-            elapsed: reply.elapsed,
+            elapsed_ms: reply.elapsed.as_millis() as u64,
+            window: self.settings.context_window,
             prompt_tokens: reply.usage.map(|u| u.prompt_tokens).filter(|n| *n > 0),
             cached_tokens: reply.usage.and_then(|u| u.cached_tokens),
         });
@@ -465,7 +508,7 @@ impl Agent {
                     usage.prompt_tokens
                 );
                 self.log("warning", json!({"text": text}));
-                self.emit(Event::Warning(text));
+                self.emit(Event::warning(text));
             }
         }
         Ok(reply)
@@ -517,6 +560,11 @@ impl Agent {
             "final",
             json!({"answer": answer, "turns": turns, "elapsed_ms": elapsed.as_millis() as u64}),
         );
+        self.emit(Event::Final {
+            answer: answer.clone(),
+            turns,
+            elapsed_ms: elapsed.as_millis() as u64,
+        });
         Outcome {
             answer,
             turns,

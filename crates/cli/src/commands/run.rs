@@ -53,6 +53,11 @@ pub struct RunArgs {
     /// Print the final answer as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Print the run's event stream on stdout, one JSON object a line (the streamed text, each
+    /// call and its outcome, each file's diff, the budget, the final answer), for scripts and
+    /// other front ends. Progress stays on stderr.
+    #[arg(long)]
+    pub events: bool,
     /// Ask for whole replies instead of streamed ones.
     #[arg(long)]
     pub no_stream: bool,
@@ -120,6 +125,26 @@ pub fn backend(config: &Config, stream: bool) -> Result<Backend> {
 /// What a request waits on, on stderr, at most every few seconds: minutes of silence on slow
 /// hardware are not mistaken for a hang.
 fn show_notice(notice: &Notice) {
+    match notice {
+        Notice::Loading { waited } => show_waiting(&Event::Loading {
+            waited_ms: waited.as_millis() as u64,
+        }),
+        Notice::PromptProgress {
+            processed,
+            total,
+            cached,
+        } => show_waiting(&Event::PromptProgress {
+            processed: *processed,
+            total: *total,
+            cached: *cached,
+        }),
+        // Only a run shows the reply as it streams, and it learns of it from its events.
+        Notice::Piece { .. } => {}
+    }
+}
+
+/// The waiting events (the model loading, the prompt being read), at most every few seconds.
+fn show_waiting(event: &Event) {
     use std::sync::atomic::{AtomicU64, Ordering};
     static LAST_SHOWN_MS: AtomicU64 = AtomicU64::new(0);
     let now = std::time::SystemTime::now()
@@ -127,22 +152,23 @@ fn show_notice(notice: &Notice) {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let done =
-        matches!(notice, Notice::PromptProgress { processed, total, .. } if processed >= total);
+        matches!(event, Event::PromptProgress { processed, total, .. } if processed >= total);
     if !done && now < LAST_SHOWN_MS.load(Ordering::Relaxed) + 5000 {
         return;
     }
-    LAST_SHOWN_MS.store(now, Ordering::Relaxed);
-    let text = match notice {
-        Notice::Loading { waited } => format!(
+    let text = match event {
+        Event::Loading { waited_ms } => format!(
             "the server is loading the model; waiting ({} s so far)",
-            waited.as_secs()
+            waited_ms / 1000
         ),
-        Notice::PromptProgress {
+        Event::PromptProgress {
             processed,
             total,
             cached,
         } => format!("reading the prompt: {processed} of {total} tokens ({cached} from its cache)"),
+        _ => return,
     };
+    LAST_SHOWN_MS.store(now, Ordering::Relaxed);
     errln!("  [{text}]");
 }
 
@@ -275,6 +301,16 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         .as_ref()
         .map(|s| format!(" (follows up {})", s.run_id))
         .unwrap_or_default();
+    let on_event = |events: bool| -> Box<dyn FnMut(&Event) + Send> {
+        if events {
+            Box::new(|event: &Event| {
+                progress(event);
+                let _ = writeln!(terminal::machine_stdout(), "{}", event.to_json_line());
+            })
+        } else {
+            Box::new(progress)
+        }
+    };
     let agent = match follow {
         Some(saved) => Agent::resume(
             backend,
@@ -283,7 +319,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
             settings,
             saved,
             skills_text,
-            Box::new(progress),
+            on_event(args.events),
         ),
         None => Agent::new(
             backend,
@@ -291,7 +327,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
             workspace,
             settings,
             skills_text,
-            Box::new(progress),
+            on_event(args.events),
         ),
     };
     let run_id = agent.trajectory().id.clone();
@@ -455,10 +491,29 @@ fn choose_model(ws: &Workspace, listed: &[ModelInfo]) -> Result<String> {
 }
 
 /// Progress on stderr: the turn, the call in one line, the first line of its result, tokens.
+/// Read from the run's events alone; the streamed pieces and the diffs are the interactive
+/// session's to show.
 fn progress(event: &Event) {
     use std::sync::atomic::{AtomicBool, Ordering};
     // "turn N/M" waits on its line for the reply's figures; anything else starts a new line.
     static TURN_LINE_OPEN: AtomicBool = AtomicBool::new(false);
+    if matches!(event, Event::Loading { .. } | Event::PromptProgress { .. }) {
+        // Said as before the events: on the open turn line, which stays open.
+        show_waiting(event);
+        return;
+    }
+    let shown = matches!(
+        event,
+        Event::Turn { .. }
+            | Event::Reply { .. }
+            | Event::Call { .. }
+            | Event::Result { .. }
+            | Event::Note { .. }
+            | Event::Warning { .. }
+    );
+    if !shown {
+        return;
+    }
     let mut err = terminal::stderr();
     let open = TURN_LINE_OPEN.swap(matches!(event, Event::Turn { .. }), Ordering::Relaxed);
     if open && !matches!(event, Event::Reply { .. }) {
@@ -481,18 +536,21 @@ fn progress(event: &Event) {
             };
             writeln!(err, "  · {tokens} tok, {tokens_per_sec:.1} tok/s{prompt}")
         }
-        Event::Call { line } => writeln!(err, "  → {line}"),
-        Event::Result {
-            first_line,
-            is_error,
-        } => writeln!(
+        Event::Call { line, .. } => writeln!(err, "  → {line}"),
+        Event::Result { text, is_error, .. } => writeln!(
             err,
             "  {} {}",
             if *is_error { "✗" } else { "✓" },
-            first_line.chars().take(120).collect::<String>()
+            text.lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(120)
+                .collect::<String>()
         ),
-        Event::Note(n) => writeln!(err, "  [{n}]"),
-        Event::Warning(w) => writeln!(err, "slmcode: warning: {w}"),
+        Event::Note { text } => writeln!(err, "  [{text}]"),
+        Event::Warning { text } => writeln!(err, "slmcode: warning: {text}"),
+        _ => Ok(()),
     };
 }
 

@@ -157,6 +157,7 @@ fn assert_done(r: &Ran, files: &[&str]) {
 
 mod budget;
 mod context;
+mod events;
 mod lifecycle;
 mod ollama;
 mod probe;
