@@ -103,8 +103,9 @@ impl Agent {
             ws.session.start_task();
         }
         let text = text.trim().to_string();
-        self.separate_checkpoints();
+        // The mark first: it closes the last message on the checkpoint that was in force.
         self.mark_message(text.clone());
+        self.separate_checkpoints();
         self.log("message", json!({"text": text}));
         self.push(
             Message::user(crate::prompt::follow_up_message(&text, None)),

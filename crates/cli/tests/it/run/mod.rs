@@ -166,6 +166,7 @@ mod resume;
 mod runaway;
 mod sampling;
 mod server;
+mod session;
 mod slow;
 mod streaming;
 mod text_calls;
