@@ -151,10 +151,9 @@ impl Agent {
         self.emit(Event::Message { number, text });
     }
 
-    /// How many messages `/undo` can take back.
+    /// How many messages `/undo` can take back (undoing the first keeps its task message: the
+    /// run is about it, and only its turns and files go back).
     pub fn undoable(&self) -> usize {
-        // The first message of a fresh run holds the task itself: undoing it leaves nothing to
-        // talk about, so its turns are undone but the task message stays.
         self.undo_points.len()
     }
 

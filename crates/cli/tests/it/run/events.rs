@@ -79,7 +79,8 @@ fn a_run_streams_its_events_in_order_with_outcomes_and_diffs() {
         "{diff}"
     );
     let at = |kind: &str| k.iter().position(|x| *x == kind).unwrap();
-    assert!(at("file_changed") > k.iter().rposition(|x| *x == "result").unwrap() - 1);
+    let edit_result = k.iter().rposition(|x| *x == "result").unwrap();
+    assert_eq!(at("file_changed"), edit_result + 1, "{k:?}");
 
     // The reply as it streamed: its reasoning and its text, in pieces that add up.
     let pieces = |kind: &str| -> String {
