@@ -5,6 +5,7 @@
 //! the same [`Registry`] over a [`Workspace`].
 
 pub mod anchor;
+pub mod approval;
 pub mod boundary;
 pub mod checkpoint;
 pub mod config;

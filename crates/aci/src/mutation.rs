@@ -12,6 +12,7 @@
 //! through: the name being edited gets a new inode, the other name keeps the old bytes.
 
 use crate::anchor::{Anchored, Writer};
+use crate::approval::{Answer, Request};
 use crate::boundary::{self, Protected};
 use crate::checkpoint::NotSaved;
 use crate::config::PermissionMode;
@@ -251,6 +252,35 @@ pub fn commit_as(
             Verdict::Parses | Verdict::Unchecked => {}
         }
     }
+    // Review mode with someone to ask: the user decides now, and a yes writes the change.
+    let mode = match (&ws.approver, mode) {
+        (Some(approver), PermissionMode::Review) => {
+            let approver = approver.clone();
+            let before = current(ws)?;
+            let asked = Request::Change {
+                path: target.real.to_string(),
+                tool: tool.to_string(),
+                diff: crate::text::unified_diff(
+                    &target.real,
+                    before.as_deref().unwrap_or_default(),
+                    &bytes,
+                ),
+            };
+            match approver.ask(&asked) {
+                Answer::Yes => PermissionMode::Auto,
+                Answer::No { reason } => {
+                    return Err(ToolError::refused(
+                        RefusalClass::Policy,
+                        crate::approval::refused_text(
+                            &format!("the {verb} of {path} was not made"),
+                            reason.as_deref(),
+                        ),
+                    ))
+                }
+            }
+        }
+        (_, mode) => mode,
+    };
     let done = match mode {
         PermissionMode::DryRun | PermissionMode::Review => {
             let before = current(ws)?;

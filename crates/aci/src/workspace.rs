@@ -262,6 +262,9 @@ pub struct Workspace {
     /// The running call's stop switch and progress sink ([`crate::control`]); a no-op
     /// outside [`crate::Registry::call_with`].
     pub control: CallControl,
+    /// Who answers when a step needs the user's word ([`crate::approval`]); `None`: ws_shell
+    /// asks on the terminal and review mode stages changes.
+    pub approver: Option<crate::approval::Approver>,
 }
 
 impl Workspace {
@@ -280,6 +283,7 @@ impl Workspace {
             session: Session::default(),
             secrets,
             control: CallControl::default(),
+            approver: None,
         }
     }
 }

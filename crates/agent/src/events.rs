@@ -112,6 +112,17 @@ pub enum Event {
     Error {
         message: String,
     },
+    /// A step waits for the user's word (ws_shell under `shell_permission: ask`, a change
+    /// under review mode); the front end answers through the agent's approver.
+    Approval {
+        request: slmcode_aci::approval::Request,
+    },
+    /// How it was decided: by the user, or by an earlier "always" for this prefix or file.
+    Approved {
+        allowed: bool,
+        always: bool,
+        reason: Option<String>,
+    },
     /// Something the user should know, said once.
     Note {
         text: String,

@@ -22,6 +22,7 @@ pub mod evolve;
 pub mod find_models;
 pub mod foreign;
 pub mod hooks;
+pub mod launch;
 pub mod mcp;
 pub mod probe;
 pub mod prompt;

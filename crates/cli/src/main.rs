@@ -14,8 +14,6 @@ use commands::{
     checkpoints, config, doctor, evolve, hooks, init, map, mcp, models, pending, run, runs,
     session, tool, tools,
 };
-// `commands/run.rs` reaches this as `crate::with_project_hooks`.
-use commands::common::with_project_hooks;
 
 #[derive(Parser)]
 #[command(

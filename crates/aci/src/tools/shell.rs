@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
+use crate::approval::{self, Answer, Request};
 use crate::boundary::{Protected, CONTROL_DIR, SCRATCH};
 use crate::config::ShellPermission;
 use crate::error::RefusalClass;
@@ -78,10 +79,29 @@ impl Tool for ShellTool {
                 "ws_shell refused: {linked} has another hard link in the project, so a command could change it through that other name, past the sandbox. Ask the user to remove the extra link (or to run the command themselves) instead."
             )));
         }
-        if ws.config.shell_permission == ShellPermission::Ask && !ask(&command) {
-            return Err(ToolError::refused(RefusalClass::Policy, format!(
-                "ws_shell refused: `{command}` needs the user's approval (shell_permission: ask) and it was not given — or there is no terminal to ask on. Do without it, or ask the user to run it."
-            )));
+        if ws.config.shell_permission == ShellPermission::Ask {
+            match &ws.approver {
+                Some(approver) => {
+                    let asked = Request::Command {
+                        command: command.clone(),
+                    };
+                    if let Answer::No { reason } = approver.ask(&asked) {
+                        return Err(ToolError::refused(
+                            RefusalClass::Policy,
+                            approval::refused_text(
+                                &format!("ws_shell refused `{command}`"),
+                                reason.as_deref(),
+                            ),
+                        ));
+                    }
+                }
+                None if !ask(&command) => {
+                    return Err(ToolError::refused(RefusalClass::Policy, format!(
+                        "ws_shell refused: `{command}` needs the user's approval (shell_permission: ask) and it was not given — or there is no terminal to ask on. Do without it, or ask the user to run it."
+                    )));
+                }
+                None => {}
+            }
         }
         // Only a command that runs gets the scratch directory (a refused one leaves the project
         // as it was), so it can write there while the rest of .slmcode/ is read-only to it.

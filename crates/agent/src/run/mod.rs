@@ -16,6 +16,7 @@
 //! text) and runs the first; `history` is what the model is sent (compaction, the token
 //! estimate); `final_answer` reads the final JSON.
 
+mod approve;
 mod calls;
 mod final_answer;
 mod history;
@@ -37,6 +38,7 @@ use crate::prompt;
 use crate::toolcall::OfferedTool;
 use crate::trajectory::Trajectory;
 
+pub use approve::{always_key, Decision};
 pub use final_answer::{parse_final, FinalAnswer};
 pub use history::{estimate_tokens, prompt_was_cut};
 pub use resume::{latest as latest_saved_run, load as load_saved_run, SavedRun};

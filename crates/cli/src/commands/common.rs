@@ -11,7 +11,7 @@ use slmcode_aci::ToolError;
 use slmcode_aci::{Config, Registry, Workspace};
 use slmcode_agent::approvals::Approvals;
 use slmcode_agent::user_config::UserConfig;
-use slmcode_agent::{hooks, specialist};
+use slmcode_agent::{launch, specialist};
 
 use super::run;
 use crate::terminal::{self, errln};
@@ -35,23 +35,10 @@ pub fn registry(specialist: bool, ws: &mut Workspace) -> Result<Registry> {
 /// says on stderr that they do not run. A trusted file that cannot be read stops the command:
 /// the user relies on those hooks.
 pub fn with_project_hooks(registry: Registry, ws: &Workspace) -> Result<Registry> {
-    let root = ws.jail.root();
-    // One read: the bytes whose hash is checked are the bytes that run.
-    let (hash, loaded) = match hooks::load(&ws.jail) {
-        Ok(None) => return Ok(registry),
-        Ok(Some(file)) => (Some(file.hash.clone()), Ok(file)),
-        Err((hash, e)) => (hash, Err(e)),
-    };
-    if !hash.is_some_and(|h| Approvals::HOOKS.is_approved(root, &h)) {
-        errln!(
-            "slmcode: warning: .slmcode/hooks.json is not trusted, so its hooks do not run. Review it, then `slmcode hooks trust`"
-        );
-        return Ok(registry);
-    }
-    match loaded {
-        Ok(file) => Ok(registry.with_hooks(Arc::new(file.hooks))),
-        Err(e) => bail!("{e}; fix it, or `slmcode hooks untrust` to run without hooks"),
-    }
+    Ok(match launch::project_hooks(ws, &mut run::say)? {
+        Some(hooks) => registry.with_hooks(Arc::new(hooks)),
+        None => registry,
+    })
 }
 
 /// Prints a subcommand's result: the text on stdout, or the error on stderr with exit 1.

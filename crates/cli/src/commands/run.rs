@@ -3,24 +3,17 @@
 //! cleanly.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use crate::terminal::{self, errln};
 use anyhow::{bail, Context, Result};
-use slmcode_aci::{lang, Config, Registry, Workspace};
-use slmcode_agent::backend::{Backend, BackendOptions, ModelInfo, Notice, DEFAULT_ENDPOINT};
-use slmcode_agent::evolve::{self, Evolve};
-use slmcode_agent::prompt;
-use slmcode_agent::run::{
-    latest_saved_run, load_saved_run, Agent, Event, RunSettings, SavedRun, ToolMode,
-};
-use slmcode_agent::served_context::{window_in_force, ContextWindow};
-use slmcode_agent::server_memory::ServerMemory;
-use slmcode_agent::skills::{self, SkillTool};
-use slmcode_agent::user_config;
+use slmcode_aci::{Config, Workspace};
+use slmcode_agent::backend::{Backend, ModelInfo, Notice};
+use slmcode_agent::launch::{self, LaunchOptions, Said};
+use slmcode_agent::run::{latest_saved_run, load_saved_run, Event, SavedRun};
+use slmcode_agent::served_context::ContextWindow;
 use tokio_util::sync::CancellationToken;
 
 /// The arguments of `slmcode run`.
@@ -85,41 +78,20 @@ impl RunArgs {
     }
 }
 
-/// The backend for the configured endpoint (Ollama's default when none is), with the API key
-/// from the variable `api_key_env` names.
+/// The backend for the configured endpoint, its warnings said on stderr and its waiting
+/// notices shown there.
 pub fn backend(config: &Config, stream: bool) -> Result<Backend> {
-    let endpoint = config
-        .endpoint
-        .clone()
-        .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
-    if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
-        bail!("the endpoint `{endpoint}` must start with http:// or https:// (e.g. {DEFAULT_ENDPOINT})");
-    }
-    let api_key = match &config.api_key_env {
-        Some(var) => match std::env::var(var) {
-            Ok(k) if !k.is_empty() => Some(k),
-            _ => {
-                errln!("slmcode: warning: api_key_env names {var}, which is not set; sending no API key");
-                None
-            }
-        },
-        None => None,
-    };
-    let mut options = BackendOptions {
-        stream,
-        first_token: Duration::from_secs(config.first_token_timeout as u64),
-        reply: Duration::from_secs(config.reply_timeout as u64),
-        ..BackendOptions::default()
-    };
-    if let Some(ms) = std::env::var("SLMCODE_RETRY_BASE_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        options.retry_base = Duration::from_millis(ms);
-    }
-    let mut backend = Backend::new(&endpoint, api_key, options)?;
+    let mut backend = launch::backend(config, stream, &mut say)?;
     backend.on_notice(Arc::new(show_notice));
     Ok(backend)
+}
+
+/// A line of the setup, on stderr as it always was.
+pub fn say(said: Said) {
+    match said {
+        Said::Warning(w) => errln!("slmcode: warning: {w}"),
+        Said::Info(i) => errln!("{i}"),
+    }
 }
 
 /// What a request waits on, on stderr, at most every few seconds: minutes of silence on slow
@@ -179,9 +151,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-/// The context window a run of `model` works within — the config's when set, else what the
-/// server says it loaded — and whether the server is Ollama, in which case `backend` now talks
-/// to its native API with that window as `num_ctx` (its `/v1` ignores `num_ctx`).
+/// [`launch::settle_context`], for the commands that are not async.
 pub fn settle_context(
     runtime: &tokio::runtime::Runtime,
     backend: &mut Backend,
@@ -189,17 +159,7 @@ pub fn settle_context(
     model: &str,
     listed: &[ModelInfo],
 ) -> (ContextWindow, bool) {
-    let served = runtime.block_on(backend.served_context(model, listed));
-    let window = window_in_force(
-        config.context_window,
-        config.origins.get("context_window").map(String::as_str),
-        served,
-    );
-    let ollama = runtime.block_on(backend.is_ollama());
-    if ollama {
-        backend.use_ollama_native(window.tokens as u64);
-    }
-    (window, ollama)
+    runtime.block_on(launch::settle_context(backend, config, model, listed))
 }
 
 /// `slmcode models`.
@@ -215,120 +175,41 @@ pub fn models(config: &Config, query: Option<&str>, limit: usize) -> Result<Exit
 /// `slmcode run`.
 pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     let (task, follow) = task_and_follow_up(&args, &ws)?;
-    let mut backend = backend(&ws.config, !args.no_stream)?;
     let runtime = runtime()?;
-    // Is anyone there, and with which models? One clear error if not.
-    let listed = runtime.block_on(backend.models())?;
-    let model = match (&follow, &args.model) {
-        // A follow-up keeps its run's model unless told otherwise.
-        (Some(saved), None) => saved.model.clone(),
-        _ => choose_model(&ws, &listed)?,
-    };
-    let (window, ollama) = settle_context(&runtime, &mut backend, &ws.config, &model, &listed);
-    // Through Ollama's own API the run sets the context itself: nothing to warn of.
-    if let Some(w) = window.warning().filter(|_| !ollama) {
-        errln!("slmcode: warning: {w}");
-    }
-    let max_turns = ws.config.max_turns.max(1);
-    let mut warnings = Vec::new();
-    let user_skills = user_config::config_dir().map(|d| d.join("skills"));
-    let skill_list = skills::load(&ws.jail, user_skills.as_deref(), &mut warnings);
-    for w in warnings {
-        errln!("slmcode: warning: skill {w}");
-    }
-    let skills_text = skills::render(&skill_list, &task);
-    // The edit format: the bandit's choice for this model family and language.
-    let family = evolve::model_family(&model);
-    let language = task_language(&task, &ws);
-    let state_path = Evolve::default_path();
-    let learned = match state_path.as_deref().map(Evolve::load) {
-        Some(Ok(e)) => e,
-        Some(Err(e)) => {
-            errln!("slmcode: warning: {e}; learning starts afresh for this run");
-            Evolve::default()
-        }
-        None => Evolve::default(),
-    };
-    let arm = match &follow {
-        // The saved conversation teaches its edit format; a follow-up keeps it.
-        Some(saved) => {
-            errln!(
-                "edit format: {} for {family} · {language} (as in run {}, which this follows up)",
-                saved.arm,
-                saved.run_id
-            );
-            saved.arm
-        }
-        None => {
-            let choice = learned.choose(&family, language, !args.no_explore, &mut rand::rng());
-            errln!(
-                "edit format: {} for {family} · {language} ({})",
-                choice.arm,
-                choice.reason
-            );
-            choice.arm
-        }
-    };
-    let mut registry = prompt::registry_for(arm, Registry::coding());
-    if !skill_list.is_empty() {
-        registry = registry.with(Arc::new(SkillTool::new(skill_list)));
-    }
-    let registry = crate::with_project_hooks(registry, &ws)?;
-    let endpoint = backend.endpoint().to_string();
-    let memory_path = ServerMemory::default_path();
-    let tool_mode = tool_mode(&ws.config, memory_path.as_deref(), &endpoint, &model);
-    let settings = RunSettings {
-        task,
-        model: model.clone(),
-        max_turns,
-        max_tokens: u32::try_from(ws.config.max_tokens).unwrap_or(u32::MAX),
-        sampling: slmcode_agent::sampling::for_model(&model, &ws.config.sampling),
-        context_window: window.tokens,
-        context_from: window.describe(),
-        arm,
-        runaway: slmcode_agent::runaway::RunawayLimits {
-            loop_chars: ws.config.runaway_loop_chars,
-            text_chars: ws.config.runaway_text_chars,
+    let launch = runtime.block_on(launch::prepare(
+        &ws,
+        LaunchOptions {
+            stream: !args.no_stream,
+            explore: !args.no_explore,
+            task: Some(&task),
+            follows: follow.as_ref(),
+            model_flag: args.model.is_some(),
+            notices: Some(Arc::new(show_notice)),
         },
-        verify: ws.config.verify.clone().filter(|v| !v.trim().is_empty()),
-        verify_retries: ws.config.verify_retries,
-        tool_mode,
-        think: ws.config.think.to_string(),
-    };
+        &mut say,
+    ))?;
+    let model = launch.settings.model.clone();
+    let max_turns = launch.settings.max_turns;
+    let window = launch.window.clone();
+    let ollama = launch.ollama;
+    let endpoint = launch.backend.endpoint().to_string();
+    let learning = launch.learning.clone();
     let workspace = Arc::new(Mutex::new(ws));
-    let registry = Arc::new(registry);
     let follows = follow
         .as_ref()
         .map(|s| format!(" (follows up {})", s.run_id))
         .unwrap_or_default();
-    let on_event = |events: bool| -> Box<dyn FnMut(&Event) + Send> {
-        if events {
-            Box::new(|event: &Event| {
-                progress(event);
-                let _ = writeln!(terminal::machine_stdout(), "{}", event.to_json_line());
-            })
-        } else {
-            Box::new(progress)
-        }
+    let on_event: Box<dyn FnMut(&Event) + Send> = if args.events {
+        Box::new(|event: &Event| {
+            progress(event);
+            let _ = writeln!(terminal::machine_stdout(), "{}", event.to_json_line());
+        })
+    } else {
+        Box::new(progress)
     };
     let agent = match follow {
-        Some(saved) => Agent::resume(
-            backend,
-            registry,
-            workspace,
-            settings,
-            saved,
-            skills_text,
-            on_event(args.events),
-        ),
-        None => Agent::new(
-            backend,
-            registry,
-            workspace,
-            settings,
-            skills_text,
-            on_event(args.events),
-        ),
+        Some(saved) => launch.resume(saved, &task, workspace, on_event),
+        None => launch.start(&task, workspace, on_event),
     };
     let run_id = agent.trajectory().id.clone();
     let log = agent.trajectory().path.to_string();
@@ -351,27 +232,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         });
         agent.run(cancel).await
     })?;
-    if let (Some(why), Some(path)) = (&outcome.refused_tools, &memory_path) {
-        // The next run of this model at this endpoint starts with the tools in the prompt.
-        let mut memory = ServerMemory::load(path);
-        memory.remember_text_tools(&endpoint, &model, why, slmcode_aci::state::now());
-        if let Err(e) = memory.save(path) {
-            errln!("slmcode: warning: could not remember that the server refused tools: {e}");
-        }
-    }
-    if let Some(path) = &state_path {
-        // Learn from what the edit tools saw; a run without edits teaches nothing.
-        let mut learned = Evolve::load(path).unwrap_or(learned);
-        learned.record_run(
-            &family,
-            language,
-            &outcome.edit_outcomes,
-            slmcode_aci::state::now(),
-        );
-        if let Err(e) = learned.save(path) {
-            errln!("slmcode: warning: could not save what this run taught: {e}");
-        }
-    }
+    learning.record(&outcome, &endpoint, &model, &mut say);
     let answer = &outcome.answer;
     let files = if answer.files_changed.is_empty() {
         "no files changed".to_string()
@@ -404,26 +265,6 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         "interrupted" => ExitCode::from(130),
         _ => ExitCode::from(1),
     })
-}
-
-/// How the tools reach the model: `tool_mode` from the config, except that `auto` starts in
-/// text mode for an endpoint and model that refused tools in an earlier run (said on stderr,
-/// with how to try native again).
-fn tool_mode(config: &Config, memory: Option<&Path>, endpoint: &str, model: &str) -> ToolMode {
-    let configured = ToolMode::parse(config.tool_mode);
-    if configured != ToolMode::Auto {
-        return configured;
-    }
-    let memory = memory.map(ServerMemory::load).unwrap_or_default();
-    match memory.text_tools(endpoint, model) {
-        Some(why) => {
-            errln!(
-                "tools in the prompt: {endpoint} refused tools for {model} in an earlier run ({why}); set tool_mode: native to try them again"
-            );
-            ToolMode::Text
-        }
-        None => ToolMode::Auto,
-    }
 }
 
 /// The task, and the saved run it follows up when `--resume` is given. `--resume "now also …"`
@@ -466,28 +307,6 @@ fn task_and_follow_up(args: &RunArgs, ws: &Workspace) -> Result<(String, Option<
 /// Run ids are `YYYYMMDD-HHMMSS-PID`: digits and dashes.
 fn looks_like_run_id(s: &str) -> bool {
     !s.is_empty() && s.contains('-') && s.chars().all(|c| c.is_ascii_digit() || c == '-')
-}
-
-/// The configured model (flag, environment, project, user), else the server's first.
-fn choose_model(ws: &Workspace, listed: &[ModelInfo]) -> Result<String> {
-    match ws.config.model.clone() {
-        Some(m) => {
-            if !listed.is_empty() && !listed.iter().any(|x| x.id == m) {
-                let names: Vec<&str> = listed.iter().take(8).map(|x| x.id.as_str()).collect();
-                errln!(
-                    "slmcode: warning: the server does not list the model {m} (it lists: {}); asking for it anyway",
-                    names.join(", ")
-                );
-            }
-            Ok(m)
-        }
-        None => match listed.first() {
-            Some(first) => Ok(first.id.clone()),
-            None => bail!(
-                "the server lists no models. Pull one (e.g. `ollama pull qwen2.5-coder:7b`) or name one with --model"
-            ),
-        },
-    }
 }
 
 /// Progress on stderr: the turn, the call in one line, the first line of its result, tokens.
@@ -554,16 +373,7 @@ fn progress(event: &Event) {
     };
 }
 
-/// The language a task edits: the files it names, else the project's most common language
-/// among the first 5,000 files the tools see (`.gitignore` honoured, hidden entries skipped).
+/// The language a task edits ([`launch::task_language`]).
 pub fn task_language(task: &str, ws: &Workspace) -> &'static str {
-    let named: Vec<&str> = task
-        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
-        .map(|w| w.trim_end_matches(['.', ':', ';']))
-        .filter(|w| w.contains('.') && lang::key_of(w) != lang::OTHER)
-        .collect();
-    if !named.is_empty() {
-        return lang::dominant(named);
-    }
-    lang::dominant_in(&ws.jail, 5000)
+    launch::task_language(task, ws)
 }
