@@ -95,6 +95,22 @@ pub struct Kit {
 impl Kit {
     /// The coding tools ordered for `arm`, with the skills and the trusted hooks.
     pub fn registry(&self, arm: Arm) -> Arc<Registry> {
+        Arc::new(self.build(arm))
+    }
+
+    /// Only the tools that change nothing (plan mode): a call to any other is refused as a
+    /// tool that is not offered.
+    pub fn read_only(&self, arm: Arm) -> Arc<Registry> {
+        let registry = self.build(arm);
+        let writers: Vec<&'static str> = registry
+            .specs()
+            .filter(|s| !s.effect.read_only)
+            .map(|s| s.name)
+            .collect();
+        Arc::new(registry.without(&writers))
+    }
+
+    fn build(&self, arm: Arm) -> Registry {
         let mut registry = crate::prompt::registry_for(arm, Registry::coding());
         if !self.skills.is_empty() {
             registry = registry.with(Arc::new(SkillTool::new(self.skills.clone())));
@@ -102,7 +118,7 @@ impl Kit {
         if let Some(h) = &self.hooks {
             registry = registry.with_hooks(h.clone());
         }
-        Arc::new(registry)
+        registry
     }
 
     /// The bandit's edit format for `model` in this project's language, and one line saying

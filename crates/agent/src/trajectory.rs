@@ -32,13 +32,20 @@ impl Trajectory {
         let secs = state::now();
         let (y, mo, d) = civil_date(secs / 86_400);
         let s = secs % 86_400;
-        let id = format!(
+        let mut id = format!(
             "{y:04}{mo:02}{d:02}-{:02}{:02}{:02}-{}",
             s / 3600,
             s % 3600 / 60,
             s % 60,
             std::process::id()
         );
+        // A session may start several runs in one second (`/clear`, `/resume`): the second
+        // and later of a process get a number of their own.
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n > 0 {
+            id.push_str(&format!("-{}", n + 1));
+        }
         let path = runs_dir().join(&format!("{id}.jsonl"));
         Trajectory {
             id,

@@ -467,6 +467,9 @@ impl Backend {
                         .await
                         .unwrap_or(Err(Transient::ReplyDeadline));
                     whole.map(|mut reply| {
+                        // A whole reply reaches the front ends in one piece each.
+                        self.piece(&reply.reasoning, true);
+                        self.piece(&reply.content, false);
                         // A whole reply is judged at once, the same way.
                         if let Some(r) =
                             Watch::new(request.runaway).verdict(&reply.content, &reply.reasoning)

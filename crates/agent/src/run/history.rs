@@ -83,14 +83,24 @@ impl Agent {
     /// prompt cache holds. Messages are shortened, never removed, so every call keeps its
     /// result. When eliding cannot free enough, the user is told what takes the room.
     pub(super) fn compact(&mut self) {
+        self.elide(false);
+    }
+
+    /// Elides old tool results: when over the budget (down to [`COMPACT_TO`] of it), or, when
+    /// the user asks (`/compact`), every one but the last two.
+    pub(super) fn elide(&mut self, asked: bool) -> usize {
         let budget = self.prompt_budget();
         let tools = self.sent_tools().to_vec();
         let total = |a: &Agent| a.calibrated(a.history.iter().map(|e| &e.message), &tools);
         let before = total(self);
-        if before <= budget {
-            return;
+        if before <= budget && !asked {
+            return 0;
         }
-        let target = (budget as f64 * COMPACT_TO) as usize;
+        let target = if asked {
+            0
+        } else {
+            (budget as f64 * COMPACT_TO) as usize
+        };
         let results: Vec<usize> = self
             .history
             .iter()
@@ -132,6 +142,7 @@ impl Agent {
             self.log("warning", serde_json::json!({"text": text}));
             self.emit(super::Event::warning(text));
         }
+        elided
     }
 
     /// The reply's room in a request whose prompt is about `prompt` tokens: `max_tokens`, or

@@ -42,7 +42,7 @@ pub use approve::{always_key, Decision};
 pub use final_answer::{parse_final, FinalAnswer};
 pub use history::{estimate_tokens, prompt_was_cut};
 pub use resume::{latest as latest_saved_run, load as load_saved_run, SavedRun};
-pub use session::{FileDiff, UndoError, Undone};
+pub use session::{FileDiff, Switched, UndoError, Undone};
 
 use history::{Entry, EntryKind};
 
@@ -127,6 +127,23 @@ pub struct Outcome {
 pub enum RunError {
     #[error(transparent)]
     Backend(#[from] BackendError),
+}
+
+/// What `registry` offers: the tool definitions sent, the offered tools, and what the text
+/// parser reads as calls (those and other harnesses' tool names, [`crate::foreign`]).
+fn tools_of(registry: &Registry) -> (Vec<Value>, Vec<OfferedTool>, Vec<OfferedTool>) {
+    let tools_json = prompt::tool_definitions(registry);
+    let offered = OfferedTool::all_of(registry);
+    let mut readable = offered.clone();
+    for name in crate::foreign::NAMES {
+        if !readable.iter().any(|t| t.name == *name) {
+            readable.push(OfferedTool {
+                name: (*name).to_string(),
+                params: Vec::new(),
+            });
+        }
+    }
+    (tools_json, offered, readable)
 }
 
 /// A run in progress.
@@ -220,17 +237,7 @@ impl Agent {
         history: Vec<Entry>,
         on_event: Box<dyn FnMut(&Event) + Send>,
     ) -> Agent {
-        let tools_json = prompt::tool_definitions(&registry);
-        let offered = OfferedTool::all_of(&registry);
-        let mut readable = offered.clone();
-        for name in crate::foreign::NAMES {
-            if !readable.iter().any(|t| t.name == *name) {
-                readable.push(OfferedTool {
-                    name: (*name).to_string(),
-                    params: Vec::new(),
-                });
-            }
-        }
+        let (tools_json, offered, readable) = tools_of(&registry);
         let verify_left = settings.verify_retries;
         let text_tools = settings.tool_mode == ToolMode::Text;
         let on_event = events::sink(on_event);

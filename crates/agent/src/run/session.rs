@@ -4,17 +4,18 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 
 use serde_json::json;
 use slmcode_aci::checkpoint::{self, Checkpoints, Original};
 use slmcode_aci::path::RelPath;
 use slmcode_aci::workspace::{Session, SessionState};
+use slmcode_aci::Registry;
 use tokio_util::sync::CancellationToken;
 
 use super::history::{Entry, EntryKind};
 use super::{Agent, Event, Outcome, RunError};
-use crate::backend::Message;
+use crate::backend::{BackendError, Message};
 use crate::events;
 
 /// Files larger than this are not read back for a diff (the change is still made and undone).
@@ -203,8 +204,10 @@ impl Agent {
             ws.session.changed = point.changed.clone();
             ws.session.checkpoints = Checkpoints::default();
             drop(ws);
-            // The first message's text stays when it is the task: the run is about it.
+            // The first message is the task message, which also carries the project's
+            // instructions and map: it stays, with the task itself withdrawn.
             let keep = if number == 1 {
+                self.withdraw_task(point.history_len);
                 point.history_len + 1
             } else {
                 point.history_len
@@ -219,6 +222,18 @@ impl Agent {
         );
         self.save_for_follow_up("undone");
         Ok(undone)
+    }
+
+    /// Takes the task out of the task message at `at`: the model is not to go on with it.
+    fn withdraw_task(&mut self, at: usize) {
+        let asked = format!("Task: {}\n", self.settings.task.trim());
+        if let Some(entry) = self.history.get_mut(at) {
+            if let Some(rest) = entry.message.content.strip_prefix(&asked) {
+                entry.message.content = format!(
+                    "Task: none yet — the user took their first message back; their next message says what to do.\n{rest}"
+                );
+            }
+        }
     }
 
     /// What this session changed, file by file, from before its first change to now.
@@ -326,6 +341,72 @@ impl Agent {
         self.settings.context_from = context_from;
     }
 
+    /// Switches to `model` for the next requests (`/model NAME`): its context window as the
+    /// server serves it, its sampling defaults, and the edit format the bandit picks for its
+    /// family — the tools' order and the system prompt follow that format. The conversation
+    /// goes on as it is.
+    pub async fn switch_model(
+        &mut self,
+        model: &str,
+        kit: &crate::launch::Kit,
+    ) -> Result<Switched, BackendError> {
+        let config = self
+            .workspace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .config
+            .clone();
+        let listed = self.backend.models().await?;
+        let (window, _) =
+            crate::launch::settle_context(&mut self.backend, &config, model, &listed).await;
+        let listed = listed.is_empty() || listed.iter().any(|m| m.id == model);
+        let (arm, edit_format) = kit.choose(model);
+        self.set_model(
+            model.to_string(),
+            crate::sampling::for_model(model, &config.sampling),
+            window.tokens,
+            window.describe(),
+        );
+        self.set_edit_format(arm, kit.registry(arm));
+        Ok(Switched {
+            context: window.describe(),
+            edit_format,
+            listed,
+        })
+    }
+
+    /// Teaches `arm` from now on: `registry` (ordered for it) is what is offered, and the
+    /// system prompt is the one for that format.
+    pub fn set_edit_format(&mut self, arm: crate::evolve::Arm, registry: Arc<Registry>) {
+        self.settings.arm = arm;
+        let mut system = crate::prompt::system_prompt(arm);
+        if self.text_tools {
+            system.push_str(&crate::prompt::text_tools(&registry));
+        }
+        if let Some(first) = self.history.first_mut() {
+            first.message.content = system;
+        }
+        self.set_tools(registry);
+    }
+
+    /// Offers `registry`'s tools from the next request on (plan mode offers the read-only
+    /// ones); a call to any other tool is refused as unknown.
+    pub fn set_tools(&mut self, registry: Arc<Registry>) {
+        (self.tools_json, self.offered, self.readable) = super::tools_of(&registry);
+        self.registry = registry;
+    }
+
+    /// Elides every old tool result but the last two now (`/compact`), and says so on the
+    /// stream; how many it elided.
+    pub fn compact_now(&mut self) -> usize {
+        self.elide(true)
+    }
+
+    /// The edit format the prompt teaches now.
+    pub fn edit_format(&self) -> crate::evolve::Arm {
+        self.settings.arm
+    }
+
     /// The model the next request asks for.
     pub fn model(&self) -> &str {
         &self.settings.model
@@ -354,6 +435,17 @@ impl Agent {
         out.push(("context window".into(), self.settings.context_window));
         out
     }
+}
+
+/// What `/model NAME` settled.
+#[derive(Clone, Debug)]
+pub struct Switched {
+    /// The context window, and where it came from.
+    pub context: String,
+    /// The edit format the bandit picked, and why.
+    pub edit_format: String,
+    /// The server lists the model (a name it does not list is asked for anyway).
+    pub listed: bool,
 }
 
 /// A file's content for a diff: `Some(None)` when it is absent, `None` when it cannot be read
