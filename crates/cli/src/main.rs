@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use commands::{
-    checkpoints, config, doctor, evolve, hooks, init, map, mcp, models, pending, run, runs,
+    chat, checkpoints, config, doctor, evolve, hooks, init, map, mcp, models, pending, run, runs,
     session, tool, tools,
 };
 
@@ -23,11 +23,15 @@ use commands::{
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Work with a model in a session (also `slmcode` alone): messages stream their turns,
+    /// Ctrl-C stops one, approvals are asked inline, /undo /diff /model and more (/help).
+    /// With stdin not a terminal: one message a line in, the events as JSON lines out.
+    Chat(chat::ChatArgs),
     /// Do a task with a local model: `slmcode run "add a --verbose flag"`. Progress goes to
     /// stderr; the final answer is printed at the end (exit 0 done, 1 blocked, 2 error, 130
     /// interrupted). Every request, reply and tool result is logged to .slmcode/runs/.
@@ -92,7 +96,17 @@ fn main() -> ExitCode {
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
-    match cli.command {
+    let Some(command) = cli.command else {
+        let args = chat::ChatArgs::default();
+        let ws = commands::common::open_workspace(None)?;
+        return chat::run(args, ws);
+    };
+    match command {
+        Command::Chat(args) => {
+            let mut ws = commands::common::open_workspace(args.root.clone())?;
+            args.apply_flags(&mut ws.config)?;
+            chat::run(args, ws)
+        }
         Command::Run(args) => {
             let mut ws = commands::common::open_workspace(args.root.clone())?;
             args.apply_flags(&mut ws.config)?;

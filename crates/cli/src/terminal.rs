@@ -38,3 +38,55 @@ macro_rules! errln {
     }};
 }
 pub(crate) use errln;
+
+/// A colour or weight for a person's screen. The codes are slmcode's own; the text inside is
+/// escaped like any other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paint {
+    Plain,
+    Dim,
+    Bold,
+    Red,
+    Green,
+    Cyan,
+    Yellow,
+}
+
+impl Paint {
+    fn code(self) -> &'static str {
+        match self {
+            Paint::Plain => "",
+            Paint::Dim => "\x1b[2m",
+            Paint::Bold => "\x1b[1m",
+            Paint::Red => "\x1b[31m",
+            Paint::Green => "\x1b[32m",
+            Paint::Cyan => "\x1b[36m",
+            Paint::Yellow => "\x1b[33m",
+        }
+    }
+}
+
+/// Whether a person's standard output gets colour: a terminal, `NO_COLOR` unset or empty
+/// (no-color.org), and a `TERM` that is not `dumb`.
+pub fn colour_on() -> bool {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    io::stdout().is_terminal() && !no_color && !dumb
+}
+
+/// Writes `text` on standard output for a person, in `paint` when `colour` is on; control
+/// characters in the text are escaped.
+pub fn paint(text: &str, paint: Paint, colour: bool) {
+    use io::Write as _;
+    let mut out = io::stdout().lock();
+    let styled = colour && paint != Paint::Plain;
+    if styled {
+        let _ = out.write_all(paint.code().as_bytes());
+    }
+    let _ = Human::new(&mut out).write_all(text.as_bytes());
+    if styled {
+        let _ = out.write_all(b"\x1b[0m");
+    }
+    let _ = out.flush();
+}

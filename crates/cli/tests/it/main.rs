@@ -11,6 +11,7 @@ mod forgotten;
 mod openai;
 
 mod cap;
+mod chat;
 mod config;
 mod edits;
 mod escapes;

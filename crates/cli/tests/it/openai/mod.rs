@@ -89,6 +89,19 @@ struct Shared {
     chars_per_token: f64,
     /// The prompt tokens counted for each chat request, in order.
     counted: Vec<u64>,
+    /// Endless streams the client hung up on (the request was cancelled).
+    hung_up: usize,
+}
+
+/// Counts a hang-up when an endless stream's body is dropped: the client went away.
+struct HangUp(Arc<Mutex<Shared>>);
+
+impl Drop for HangUp {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.0.lock() {
+            s.hung_up += 1;
+        }
+    }
 }
 
 /// The characters of a request's first `n` messages (and, for the whole request, its tools).
@@ -256,6 +269,11 @@ impl FakeModel {
     /// The Authorization header of each chat request.
     pub fn auth_headers(&self) -> Vec<Option<String>> {
         self.shared.lock().unwrap().auth.clone()
+    }
+
+    /// Endless streams the client hung up on.
+    pub fn hung_up(&self) -> usize {
+        self.shared.lock().unwrap().hung_up
     }
 
     /// Scripted replies not used.
@@ -494,11 +512,12 @@ async fn chat(
                 Ok::<_, std::convert::Infallible>(format!("data: {event}\n\n"))
             };
             let piece = piece.clone();
-            let stream = futures_util::stream::unfold(0u64, move |n| {
+            let guard = HangUp(shared.clone());
+            let stream = futures_util::stream::unfold(guard, move |guard| {
                 let event = chunk(&piece);
                 async move {
                     tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-                    Some((event, n + 1))
+                    Some((event, guard))
                 }
             });
             return (
