@@ -32,6 +32,8 @@ pub enum Answer {
     No {
         reason: Option<String>,
     },
+    /// The user stopped the whole message at the question (Ctrl-C): the call is cancelled.
+    Stop,
 }
 
 /// Decides a [`Request`]; may block on the user. Cloning shares it.

@@ -268,6 +268,14 @@ pub fn commit_as(
             };
             match approver.ask(&asked) {
                 Answer::Yes => PermissionMode::Auto,
+                Answer::Stop => {
+                    // Stopped at the question: the call ends cancelled, as Ctrl-C ends it.
+                    ws.control.cancel();
+                    return Err(ToolError::refused(
+                        RefusalClass::Policy,
+                        format!("the {verb} of {path} was not made: the user stopped"),
+                    ));
+                }
                 Answer::No { reason } => {
                     return Err(ToolError::refused(
                         RefusalClass::Policy,

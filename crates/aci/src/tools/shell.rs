@@ -85,7 +85,16 @@ impl Tool for ShellTool {
                     let asked = Request::Command {
                         command: command.clone(),
                     };
-                    if let Answer::No { reason } = approver.ask(&asked) {
+                    let reason = match approver.ask(&asked) {
+                        Answer::Yes => None,
+                        Answer::No { reason } => Some(reason),
+                        Answer::Stop => {
+                            // Stopped at the question: the call ends cancelled, as Ctrl-C ends it.
+                            ws.control.cancel();
+                            Some(None)
+                        }
+                    };
+                    if let Some(reason) = reason {
                         return Err(ToolError::refused(
                             RefusalClass::Policy,
                             approval::refused_text(

@@ -20,6 +20,8 @@ pub enum Decision {
     No {
         reason: Option<String>,
     },
+    /// No, and the message stops (Ctrl-C at the question): the call ends cancelled.
+    Stop,
 }
 
 /// What an "always" covers: a command's program, and its subcommand when it has one (a word
@@ -108,9 +110,11 @@ impl Agent {
                     (Answer::Yes, true)
                 }
                 Decision::No { reason } => (Answer::No { reason }, false),
+                Decision::Stop => (Answer::Stop, false),
             };
             let reason = match &answer {
                 Answer::No { reason } => reason.clone(),
+                Answer::Stop => Some("stopped".to_string()),
                 Answer::Yes => None,
             };
             events::emit(

@@ -643,7 +643,7 @@ fn ask(
                 if let Some(t) = turn.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
                     t.cancel();
                 }
-                return Decision::No { reason: None };
+                return Decision::Stop;
             }
             Line::End => return Decision::No { reason: None },
         };

@@ -380,3 +380,39 @@ fn the_editor_takes_multi_line_messages_completes_and_keeps_history_per_project(
     term.send("\x03");
     assert_eq!(term.leave(), 0);
 }
+
+#[test]
+fn at_file_bang_refused_and_ctrl_c_at_an_approval_in_a_narrow_terminal() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    let model = FakeModel::start(vec![
+        Scripted::call("ws_shell", json!({"command": "echo first"})),
+        Scripted::final_done("asked and stopped"),
+    ]);
+    let args = session_args(&p, &model, &["--mode", "ask"]);
+    let mut term = Term::start(&args, 40, &[("NO_COLOR", "1")]);
+    term.wait_for("›");
+    // The policy refuses a command substitution typed by the user, as it would the model's.
+    term.line("!echo $(id)");
+    term.wait_for("ws_shell refused");
+    term.wait_for_n("›", 2);
+    term.line("what is in @app.py?");
+    term.wait_for("allow? y / n");
+    // Ctrl-C at the question: no, and the message stops.
+    term.send("\x03");
+    let screen = term.wait_for("interrupted");
+    let users = user_messages(&model, 0);
+    assert!(
+        users
+            .iter()
+            .any(|m| m.contains("[@app.py]") && m.contains("total")),
+        "{users:?}"
+    );
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "the stopped message asked no more"
+    );
+    insta::assert_snapshot!("chat_refused_attached_stopped_40_columns", steady(&screen));
+    assert_eq!(term.leave(), 0);
+}
