@@ -38,6 +38,8 @@ pub enum RefusalClass {
     Placeholder,
     /// The path is outside the focus globs of the config.
     Focus,
+    /// The path matches `protect`: the task must be solved without changing it.
+    Protected,
     /// The shell policy refused the command.
     Policy,
     /// A PreToolUse hook blocked the call.

@@ -26,6 +26,7 @@ pub mod path;
 pub mod pending;
 pub mod placeholder;
 pub mod platform;
+pub mod protect;
 pub mod readback;
 pub mod registry;
 pub mod review;

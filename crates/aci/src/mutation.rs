@@ -141,6 +141,7 @@ pub fn target(ws: &Workspace, path: &RelPath, verb: &str) -> Result<Target, Tool
     };
     let protected = check_boundary_on_disk(jail, path, &real, verb)?;
     check_focus(ws, path, &real, verb)?;
+    check_protect(ws, path, &real, verb)?;
     Ok(Target {
         given: path.clone(),
         real,
@@ -437,6 +438,7 @@ pub fn delete(ws: &mut Workspace, path: &RelPath, recursive: bool) -> Result<Del
     let real = ws.jail.resolve(&path.parent())?.join(path.file_name());
     let protected = check_boundary_on_disk(&ws.jail, path, &real, verb)?;
     check_focus(ws, path, &real, verb)?;
+    check_protect(ws, path, &real, verb)?;
     let mut raw = Vec::new();
     if meta.is_dir() {
         if !recursive {
@@ -586,6 +588,7 @@ pub fn rename(
     let from_real = ws.jail.resolve(&from.parent())?.join(from.file_name());
     let protected = check_boundary_on_disk(&ws.jail, from, &from_real, verb)?;
     check_focus(ws, from, &from_real, verb)?;
+    check_protect(ws, from, &from_real, verb)?;
     match ws.jail.symlink_metadata(to) {
         Err(PathError::NotFound { .. }) => {}
         Ok(_) => {
@@ -703,6 +706,19 @@ fn git_mv(ws: &Workspace, from: &RelPath, to: &RelPath) -> Result<(), ToolError>
 }
 
 /// The focus guard: with `focus:` globs configured, only matching paths may change.
+/// Refuses a change of a path `protect` names ([`crate::protect`]).
+fn check_protect(
+    ws: &Workspace,
+    given: &RelPath,
+    real: &RelPath,
+    verb: &str,
+) -> Result<(), ToolError> {
+    match crate::protect::Protect::new(&ws.config.protect) {
+        Some(p) => p.check(&ws.jail, given, real, verb),
+        None => Ok(()),
+    }
+}
+
 fn check_focus(
     ws: &Workspace,
     given: &RelPath,

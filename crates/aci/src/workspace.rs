@@ -171,6 +171,12 @@ impl Session {
         self.loop_guard = LoopGuard::default();
     }
 
+    /// Forgets what was read: a plan's next step starts from a fresh context, so what it
+    /// edits it reads first (read-before-edit holds per step).
+    pub fn forget_reads(&mut self) {
+        self.reads.clear();
+    }
+
     /// What this session last read of `resolved`, if anything.
     pub fn read_record(&self, resolved: &RelPath) -> Option<&ReadRecord> {
         self.reads.get(resolved)

@@ -140,6 +140,7 @@ async fn stream_case(serve: Serve) -> String {
         sampling: &[],
         runaway: RunawayLimits::default(),
         think: "auto",
+        think_budget: 0,
     };
     match tokio::time::timeout(Duration::from_secs(CAP_SECS), backend.chat(&request)).await {
         Err(_) => format!("no answer within {CAP_SECS} s (the bench's cap)"),

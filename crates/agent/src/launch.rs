@@ -60,6 +60,8 @@ pub struct LaunchOptions<'a> {
     pub follows: Option<&'a SavedRun>,
     /// The model was named by a flag, which a follow-up obeys.
     pub model_flag: bool,
+    /// A role's model (`plan_model`, `edit_model`), over `model`.
+    pub role_model: Option<String>,
     /// Where the backend's waiting notices go until the agent takes them over.
     pub notices: Option<NoticeSink>,
 }
@@ -388,9 +390,14 @@ pub async fn prepare(
         backend.on_notice(n);
     }
     let listed = backend.models().await?;
-    let model = match options.follows {
+    let model = match (options.follows, &options.role_model) {
+        (_, Some(role)) => {
+            let mut config = ws.config.clone();
+            config.model = Some(role.clone());
+            choose_model(&config, &listed, say)?
+        }
         // A follow-up keeps its run's model unless a flag says otherwise.
-        Some(saved) if !options.model_flag => saved.model.clone(),
+        (Some(saved), None) if !options.model_flag => saved.model.clone(),
         _ => choose_model(&ws.config, &listed, say)?,
     };
     let (window, ollama) = settle_context(&mut backend, &ws.config, &model, &listed).await;
@@ -469,6 +476,8 @@ pub async fn prepare(
         verify_retries: ws.config.verify_retries,
         tool_mode,
         think: ws.config.think.to_string(),
+        think_budget: ws.config.think_budget,
+        plans: false,
     };
     Ok(Launch {
         backend,

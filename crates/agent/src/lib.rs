@@ -24,6 +24,7 @@ pub mod foreign;
 pub mod hooks;
 pub mod launch;
 pub mod mcp;
+pub mod plan;
 pub mod probe;
 pub mod prompt;
 pub mod run;

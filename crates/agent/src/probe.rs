@@ -301,6 +301,7 @@ async fn chat(
             sampling: &[],
             runaway: RunawayLimits::default(),
             think: "auto",
+            think_budget: 0,
         })
         .await?;
     Ok((reply, started.elapsed()))

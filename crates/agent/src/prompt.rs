@@ -251,6 +251,13 @@ pub fn follow_up_message(task: &str, skills: Option<&str>) -> String {
     text
 }
 
+/// The question a `done` gets when the model tried edits in this task and none changed a
+/// file: small models often answer done after a refused edit.
+pub const NOTHING_CHANGED: &str = "Nothing changed — is the task done? Your edits in this task did not change any file. If the task needs no change, answer again with the final JSON and say why in notes; otherwise make the change.";
+
+/// What the model is told after its thinking was stopped at the budget.
+pub const THINK_BUDGET_SPENT: &str = "Your thinking reached its budget, so it was stopped; your notes are above. Do not think further: answer now with one tool call, or with the final JSON if you are done.";
+
 /// The note added to a request when few turns are left.
 pub fn turns_left_warning(left: usize) -> String {
     format!(

@@ -54,6 +54,16 @@ impl Trajectory {
         }
     }
 
+    /// The trajectory of an earlier run, to append to (a plan continued with `--resume`).
+    pub fn open(id: &str) -> Trajectory {
+        let path = runs_dir().join(&format!("{id}.jsonl"));
+        Trajectory {
+            id: id.to_string(),
+            log: Arc::new(state::Log::new(path.clone())),
+            path,
+        }
+    }
+
     /// Appends one record, stamped with the time in milliseconds.
     pub fn record(&self, jail: &Jail, kind: &str, mut fields: Value) -> Result<(), ToolError> {
         let ms = std::time::SystemTime::now()

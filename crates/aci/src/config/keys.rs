@@ -105,6 +105,10 @@ pub(super) const KEYS: &[Key] = &[
         slot: Slot::Globs(|c| &mut c.focus),
     },
     Key {
+        name: "protect",
+        slot: Slot::Globs(|c| &mut c.protect),
+    },
+    Key {
         name: "shell_timeout",
         slot: Slot::Count {
             min: 1,
@@ -150,6 +154,14 @@ pub(super) const KEYS: &[Key] = &[
     Key {
         name: "model",
         slot: Slot::Text(|c| &mut c.model),
+    },
+    Key {
+        name: "plan_model",
+        slot: Slot::Text(|c| &mut c.plan_model),
+    },
+    Key {
+        name: "edit_model",
+        slot: Slot::Text(|c| &mut c.edit_model),
     },
     Key {
         name: "max_turns",
@@ -269,6 +281,14 @@ pub(super) const KEYS: &[Key] = &[
         slot: Slot::Choice {
             options: &["auto", "on", "off", "low", "medium", "high"],
             field: |c| &mut c.think,
+        },
+    },
+    Key {
+        name: "think_budget",
+        slot: Slot::Count {
+            min: 0,
+            max: 1_000_000,
+            field: |c| &mut c.think_budget,
         },
     },
     Key {

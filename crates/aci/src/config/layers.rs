@@ -162,6 +162,16 @@ impl Config {
             self.origins.insert("focus", source.to_string());
             return Ok(());
         }
+        // A project may protect more, never less: its globs join the ones in force.
+        if key.name == "protect" {
+            for g in asked.protect {
+                if !self.protect.contains(&g) {
+                    self.protect.push(g);
+                }
+            }
+            self.origins.insert("protect", source.to_string());
+            return Ok(());
+        }
         // A list of places to read is stricter when it is a subset of the one in force.
         let widens = key.name == "shell_read_allow"
             && asked
@@ -206,6 +216,23 @@ impl Config {
             Some(k) => k.apply(self, &serde_json::Value::String(value.into()), source),
             None => Ok(()),
         }
+    }
+
+    /// Adds globs to `protect` from a flag (`--protect`): a flag protects more, on top of
+    /// what the config protects. Each glob must compile.
+    pub fn add_protect(&mut self, globs: &[String], source: &str) -> Result<(), ConfigError> {
+        let mut asked = self.clone();
+        let key = KEYS.iter().find(|k| k.name == "protect");
+        if let Some(k) = key {
+            k.apply(&mut asked, &serde_json::json!(globs), source)?;
+        }
+        for g in asked.protect {
+            if !self.protect.contains(&g) {
+                self.protect.push(g);
+            }
+        }
+        self.origins.insert("protect", source.to_string());
+        Ok(())
     }
 
     /// Every key with its effective value and where it came from (`default` when nothing set

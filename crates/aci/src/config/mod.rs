@@ -59,6 +59,9 @@ pub struct Config {
     pub checkpoint_max_bytes: u64,
     /// When not empty, writes are allowed only to paths matching one of these globs.
     pub focus: Vec<String>,
+    /// Paths the task must be solved without changing (e.g. `tests/**`): refused by every
+    /// edit tool, put back after a command or a run that changed them ([`crate::protect`]).
+    pub protect: Vec<String>,
     /// ws_shell's default timeout, in seconds.
     pub shell_timeout: usize,
     /// The most a call's `timeout_sec` may ask for.
@@ -79,6 +82,10 @@ pub struct Config {
     pub shell_memory_max: u64,
     /// The model `slmcode run` asks for; none means the server's first model.
     pub model: Option<String>,
+    /// Plan mode's roles: the model that plans (with read-only tools) and the one that does
+    /// each step; unset, `model`.
+    pub plan_model: Option<String>,
+    pub edit_model: Option<String>,
     /// The most turns one `slmcode run` may take.
     pub max_turns: usize,
     /// The most tokens one model reply may take.
@@ -99,6 +106,9 @@ pub struct Config {
     /// A thinking model's thinking: `auto` (the server's default, nothing sent), `on`, `off`,
     /// or an effort `low` / `medium` / `high` (gpt-oss), mapped to each server's switch.
     pub think: &'static str,
+    /// Tokens of reasoning one reply may spend (0: no budget): past it the reply is stopped,
+    /// its thinking kept as notes, and the turn asked again with thinking off.
+    pub think_budget: usize,
     /// Seconds a request may wait for the first sign of a reply (slow hardware reading a long
     /// prompt); separate from the silence allowed once a reply flows.
     pub first_token_timeout: usize,
@@ -232,6 +242,7 @@ impl Default for Config {
             file_checkpoints: true,
             checkpoint_max_bytes: DEFAULT_CHECKPOINT_MAX_BYTES,
             focus: Vec::new(),
+            protect: Vec::new(),
             shell_timeout: 120,
             shell_timeout_max: 900,
             shell_allow: Vec::new(),
@@ -241,6 +252,8 @@ impl Default for Config {
             shell_network: ShellNetwork::Deny,
             shell_memory_max: default_shell_memory_max(),
             model: None,
+            plan_model: None,
+            edit_model: None,
             max_turns: 30,
             max_tokens: 4096,
             verify: None,
@@ -249,6 +262,7 @@ impl Default for Config {
             runaway_text_chars: 20_000,
             tool_mode: "auto",
             think: "auto",
+            think_budget: 2048,
             first_token_timeout: 900,
             reply_timeout: DEFAULT_REPLY_TIMEOUT,
             repo_map_tokens: 1024,

@@ -122,18 +122,28 @@ impl Tool for ShellTool {
         } else {
             protected
         };
-        let Executed {
-            out,
-            report,
-            removed,
-            memory,
-        } = execute(
+        // The write guard: protected files as they were, to put back what the command changes.
+        let guard = crate::protect::Protect::new(&ws.config.protect).map(|p| {
+            let before = p.snapshot(&ws.jail);
+            (p, before)
+        });
+        let executed = execute(
             ws,
             &command,
             Duration::from_secs(timeout),
             protected,
             Extra::default(),
-        )?;
+        );
+        // Put back first, whatever became of the command.
+        let put_back = guard
+            .map(|(protect, before)| before.restore_changed(&protect, &ws.jail))
+            .unwrap_or_default();
+        let Executed {
+            out,
+            report,
+            removed,
+            memory,
+        } = executed?;
 
         let mut text = out.text();
         if out.total == 0 && out.exit == Exit::Code(0) {
@@ -175,6 +185,12 @@ impl Tool for ShellTool {
         for path in removed {
             text.push_str(&format!(
                 "\n[slmcode removed {path}, which the command created: a git directory there would run its config the next time the user runs git. Creating repositories is the user's step.]"
+            ));
+        }
+        if !put_back.is_empty() {
+            text.push_str(&format!(
+                "\n[the command changed protected files, so slmcode undid it: {}. They must stay as they are: solve the task without changing them.]",
+                put_back.join("; ")
             ));
         }
         text.push('\n');

@@ -150,6 +150,64 @@ impl Reply {
     pub fn truncated(&self) -> bool {
         self.finish_reason.as_deref() == Some("length")
     }
+
+    /// The reply was stopped because its reasoning passed the thinking budget.
+    pub fn thinking_stopped(&self) -> bool {
+        self.finish_reason.as_deref() == Some(THINK_BUDGET)
+    }
+
+    /// The reasoning so far: the server's separate field, or what stands inside (or after an
+    /// unclosed) `<think>` at the start of the content.
+    pub fn thoughts(&self) -> String {
+        if !self.reasoning.is_empty() {
+            return self.reasoning.clone();
+        }
+        let content = self.content.trim_start();
+        match content.strip_prefix("<think>") {
+            Some(rest) => rest.split("</think>").next().unwrap_or("").to_string(),
+            None => String::new(),
+        }
+    }
+
+    /// The reasoning's tokens, estimated as every budget here is (3.5 characters a token).
+    /// All of the reasoning's tokens, closed or not (a whole reply).
+    pub fn thought_tokens_whole(&self) -> usize {
+        self.thoughts().chars().count() * 2 / 7
+    }
+
+    /// The content without a leading `<think>…</think>`.
+    pub fn content_after_thoughts(&self) -> &str {
+        let content = self.content.trim_start();
+        match content.strip_prefix("<think>") {
+            Some(rest) => rest
+                .split_once("</think>")
+                .map(|(_, after)| after)
+                .unwrap_or(""),
+            None => &self.content,
+        }
+    }
+
+    pub fn thought_tokens(&self) -> usize {
+        let chars = if self.reasoning.is_empty() {
+            // Only an unclosed <think> is reasoning still being written.
+            let content = self.content.trim_start();
+            match content.strip_prefix("<think>") {
+                Some(rest) if !rest.contains("</think>") => rest.chars().count(),
+                _ => 0,
+            }
+        } else {
+            self.reasoning.chars().count()
+        };
+        chars * 2 / 7
+    }
+}
+
+/// The `finish_reason` of a reply stopped at the thinking budget.
+pub const THINK_BUDGET: &str = "think_budget";
+
+/// Whether a reply being streamed has passed `budget` tokens of reasoning (0: no budget).
+pub(super) fn over_think_budget(reply: &Reply, budget: usize) -> bool {
+    budget > 0 && reply.thought_tokens() > budget
 }
 
 /// A model listed by the server.
@@ -249,8 +307,11 @@ pub struct ChatRequest<'a> {
     pub sampling: &'a [(&'static str, f64)],
     /// When to stop a reply that loops or rambles.
     pub runaway: RunawayLimits,
-    /// The `think` setting: `auto` sends nothing.
+    /// The `think` setting: `auto` sends nothing; `stop` turns thinking off every way the
+    /// servers know (the retry after the thinking budget).
     pub think: &'a str,
+    /// Tokens of reasoning a reply may spend before it is stopped (0: no budget).
+    pub think_budget: usize,
 }
 
 impl Backend {
@@ -400,6 +461,10 @@ impl Backend {
         match request.think {
             "on" => body["chat_template_kwargs"] = json!({"enable_thinking": true}),
             "off" => body["chat_template_kwargs"] = json!({"enable_thinking": false}),
+            "stop" => {
+                body["chat_template_kwargs"] = json!({"enable_thinking": false});
+                body["reasoning_effort"] = json!("low");
+            }
             level @ ("low" | "medium" | "high") => {
                 body["chat_template_kwargs"] = json!({"enable_thinking": true});
                 body["reasoning_effort"] = json!(level);
@@ -450,9 +515,19 @@ impl Backend {
                 let result = if self.options.stream {
                     match &self.ollama {
                         Some(_) => {
-                            ollama::read_stream(self, response, request.runaway, clock).await
+                            ollama::read_stream(
+                                self,
+                                response,
+                                request.runaway,
+                                request.think_budget,
+                                clock,
+                            )
+                            .await
                         }
-                        None => self.read_stream(response, request.runaway, clock).await,
+                        None => {
+                            self.read_stream(response, request.runaway, request.think_budget, clock)
+                                .await
+                        }
                     }
                 } else {
                     let read = async {
@@ -476,6 +551,18 @@ impl Backend {
                         {
                             reply.finish_reason = Some("runaway".into());
                             reply.runaway = Some(r.to_string());
+                        }
+                        // Whole, the thinking was already spent: the budget acts only on a
+                        // reply that thought past it and holds no answer.
+                        if request.think_budget > 0
+                            && reply.thought_tokens_whole() > request.think_budget
+                            && reply.tool_calls.is_empty()
+                            && reply.content_after_thoughts().trim().is_empty()
+                        {
+                            // Thought past the budget (looping there, often): the notes are
+                            // kept and the turn asked again, rather than the reply dropped.
+                            reply.finish_reason = Some(THINK_BUDGET.into());
+                            reply.runaway = None;
                         }
                         reply
                     })

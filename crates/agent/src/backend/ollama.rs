@@ -60,7 +60,7 @@ impl Ollama {
         // Ollama's own switch (its /v1 ignores it): a bool, or a level for gpt-oss.
         match request.think {
             "on" => body["think"] = json!(true),
-            "off" => body["think"] = json!(false),
+            "off" | "stop" => body["think"] = json!(false),
             level @ ("low" | "medium" | "high") => body["think"] = json!(level),
             _ => {}
         }
@@ -158,6 +158,7 @@ pub(super) async fn read_stream(
     backend: &super::Backend,
     response: reqwest::Response,
     limits: RunawayLimits,
+    think_budget: usize,
     mut clock: Clock,
 ) -> Result<Reply, Transient> {
     let (body, cut) = bounded_body(response.bytes_stream());
@@ -187,6 +188,11 @@ pub(super) async fn read_stream(
             backend.piece(message["content"].as_str().unwrap_or_default(), false);
             backend.piece(message["thinking"].as_str().unwrap_or_default(), true);
             done |= chunk["done"] == json!(true);
+            // Past the thinking budget: stopped here, the connection closed.
+            if super::over_think_budget(&reply, think_budget) {
+                reply.finish_reason = Some(super::THINK_BUDGET.into());
+                return Ok(reply);
+            }
             if let Some(r) = watch.check(&reply.content, &reply.reasoning) {
                 reply.finish_reason = Some("runaway".into());
                 reply.runaway = Some(r.to_string());
@@ -268,6 +274,7 @@ mod tests {
             sampling: &[("temperature", 0.7), ("top_k", 20.0)],
             runaway: RunawayLimits::default(),
             think: "low",
+            think_budget: 0,
         };
         let body = o.body(&request, true);
         assert_eq!(

@@ -51,6 +51,7 @@ impl Backend {
         &self,
         response: reqwest::Response,
         limits: RunawayLimits,
+        think_budget: usize,
         mut clock: Clock,
     ) -> Result<Reply, Transient> {
         let (bytes, cut) = bounded_body(response.bytes_stream());
@@ -126,6 +127,10 @@ impl Backend {
             }
             // Stopped here: dropping the stream closes the connection, and the server stops
             // generating.
+            if super::over_think_budget(&reply, think_budget) {
+                reply.finish_reason = Some(super::THINK_BUDGET.into());
+                return Ok(reply);
+            }
             if let Some(r) = watch.check(&reply.content, &reply.reasoning) {
                 reply.finish_reason = Some("runaway".into());
                 reply.runaway = Some(r.to_string());

@@ -16,9 +16,44 @@ pub struct FinalAnswer {
     /// What the run changed on disk, as the tools recorded it (not as the model remembers it).
     pub files_changed: Vec<String>,
     pub notes: String,
-    /// Whether the configured check (`verify`) passed: `None` when there was none to run.
+    /// What the configured check (`verify`) showed: `None` when there was none to run.
     #[serde(default)]
-    pub verified: Option<bool>,
+    pub verified: Option<Verified>,
+}
+
+/// What the check showed. In the JSON: `true` (it failed before the change and passes after
+/// it), `false` (it still fails), or `"passed before and after"` (it passed before the change
+/// too, so it cannot show that the change works).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verified {
+    Passed,
+    Failed,
+    PassedBeforeAndAfter,
+}
+
+const BEFORE_AND_AFTER: &str = "passed before and after";
+
+impl Serialize for Verified {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Verified::Passed => s.serialize_bool(true),
+            Verified::Failed => s.serialize_bool(false),
+            Verified::PassedBeforeAndAfter => s.serialize_str(BEFORE_AND_AFTER),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Verified {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Verified, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(true) => Ok(Verified::Passed),
+            Value::Bool(false) => Ok(Verified::Failed),
+            Value::String(s) if s == BEFORE_AND_AFTER => Ok(Verified::PassedBeforeAndAfter),
+            other => Err(serde::de::Error::custom(format!(
+                "verified must be true, false or \"{BEFORE_AND_AFTER}\", not {other}"
+            ))),
+        }
+    }
 }
 
 /// Reads the final JSON from a reply: the object may sit in a fence or after prose (which may
@@ -183,5 +218,27 @@ mod tests {
         assert_eq!(found.map(|a| a.summary).as_deref(), Ok("ok"));
         let lost = parse_within(format!("{braces}{answer}"), limit).expect("answered within 5 s");
         assert!(lost.is_err());
+    }
+}
+
+#[cfg(test)]
+mod verified_tests {
+    use super::*;
+
+    #[test]
+    fn verified_reads_back_what_it_writes() {
+        for v in [
+            Verified::Passed,
+            Verified::Failed,
+            Verified::PassedBeforeAndAfter,
+        ] {
+            let text = serde_json::to_string(&v).unwrap();
+            assert_eq!(serde_json::from_str::<Verified>(&text).unwrap(), v);
+        }
+        assert_eq!(
+            serde_json::to_string(&Verified::PassedBeforeAndAfter).unwrap(),
+            "\"passed before and after\""
+        );
+        assert!(serde_json::from_str::<Verified>("\"maybe\"").is_err());
     }
 }

@@ -39,7 +39,7 @@ use crate::toolcall::OfferedTool;
 use crate::trajectory::Trajectory;
 
 pub use approve::{always_key, Decision};
-pub use final_answer::{parse_final, FinalAnswer};
+pub use final_answer::{parse_final, FinalAnswer, Verified};
 pub use history::{estimate_tokens, prompt_was_cut};
 pub use resume::{latest as latest_saved_run, load as load_saved_run, SavedRun};
 pub use session::{FileDiff, Switched, UndoError, Undone};
@@ -76,6 +76,11 @@ pub struct RunSettings {
     pub tool_mode: ToolMode,
     /// The `think` setting (`auto`: the server's default).
     pub think: String,
+    /// Tokens of reasoning a reply may spend before it is stopped and asked again with
+    /// thinking off (0: none).
+    pub think_budget: usize,
+    /// The answer is a plan ([`crate::plan`]), not the final JSON: plan mode's first phase.
+    pub plans: bool,
     /// The check a `done` answer must pass (`verify` in the config), run through ws_shell.
     pub verify: Option<String>,
     /// How many failed checks go back to the model before the run ends blocked.
@@ -120,6 +125,8 @@ pub struct Outcome {
     /// The server refused tools during this run (its words), so the run went on with the
     /// tools in the prompt: worth remembering for the next run.
     pub refused_tools: Option<String>,
+    /// The plan the model answered with, when it was asked for one.
+    pub plan: Option<crate::plan::Plan>,
 }
 
 /// Why a run could not go on at all.
@@ -179,6 +186,19 @@ pub struct Agent {
     warned_full: bool,
     /// Times a reply that announced an action without a call may still be asked to make it.
     nudges_left: usize,
+    /// Whether the check passed before this message's first turn (`None`: not run).
+    passed_before: Option<bool>,
+    /// This message's "nothing changed — is the task done?" was asked.
+    asked_unchanged: bool,
+    /// Edit attempts made before this message (its own are those after).
+    edits_at_start: usize,
+    /// The plan the model answered with (plan mode's first phase).
+    plan: Option<crate::plan::Plan>,
+    /// The protected files as this message found them ([`slmcode_aci::protect`]).
+    protected: Option<(
+        slmcode_aci::protect::Protect,
+        slmcode_aci::protect::Snapshot,
+    )>,
     /// Where each message of the user's began, for `/undo`.
     undo_points: Vec<session::UndoPoint>,
     /// File contents before and since the session changed them, for diffs.
@@ -288,6 +308,11 @@ impl Agent {
             calibrated_once: false,
             warned_full: false,
             nudges_left: 2,
+            passed_before: None,
+            asked_unchanged: false,
+            edits_at_start: 0,
+            protected: None,
+            plan: None,
             undo_points: Vec::new(),
             contents: session::Contents::default(),
         }

@@ -30,7 +30,7 @@ pub(super) struct UndoPoint {
     history_len: usize,
     /// What the session knew then (reads, loop guard, checklist) and what it had changed.
     session: SessionState,
-    changed: BTreeSet<RelPath>,
+    pub(super) changed: BTreeSet<RelPath>,
     /// The checkpoint session holding what the message's turns changed; `None` until the
     /// message ended (then the workspace's current one is its own) or when nothing changed.
     checkpoint: Option<String>,
@@ -112,6 +112,7 @@ impl Agent {
             Message::user(crate::prompt::follow_up_message(&text, None)),
             EntryKind::Fixed,
         );
+        self.check_before().await;
         self.drive(cancel).await
     }
 

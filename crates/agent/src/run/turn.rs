@@ -13,10 +13,11 @@ use super::final_answer::{
     announced_action, final_repair_text, make_the_call_text, parse_final, FinalAnswer,
 };
 use super::history::{clip, estimate_tokens, prompt_was_cut, result_summary, EntryKind};
-use super::{Agent, Event, Outcome, RunError, ToolMode, WARN_TURNS_LEFT};
+use super::{Agent, Event, Outcome, RunError, ToolMode, Verified, WARN_TURNS_LEFT};
 use crate::backend::{BackendError, ChatRequest, Message, Reply};
 use crate::evolve::{Arm, EditOutcome};
 use crate::prompt;
+use slmcode_aci::protect::Protect;
 use slmcode_aci::Outcome as CallOutcome;
 
 /// What one turn came to.
@@ -44,6 +45,7 @@ impl Agent {
             None => Some(self.settings.task.clone()),
         };
         self.mark_message(text.unwrap_or_default());
+        self.check_before().await;
         self.drive(cancel).await
     }
 
@@ -149,10 +151,17 @@ impl Agent {
                 EntryKind::Fixed,
             );
         }
-        let reply = tokio::select! {
+        let mut reply = tokio::select! {
             r = self.ask(turn) => r?,
             _ = cancel.cancelled() => return Ok(Turn::Interrupted),
         };
+        if reply.thinking_stopped() {
+            self.keep_thoughts(turn, &reply);
+            reply = tokio::select! {
+                r = self.ask_with(turn, "stop") => r?,
+                _ = cancel.cancelled() => return Ok(Turn::Interrupted),
+            };
+        }
         if let Some(why) = &reply.runaway {
             self.push(
                 Message::assistant(clip(&reply.content, 2000)),
@@ -189,11 +198,132 @@ impl Agent {
                         Message::assistant(reply.content.clone()),
                         EntryKind::Assistant,
                     );
+                    if answer.status == "done" && self.tried_edits_but_changed_nothing() {
+                        self.asked_unchanged = true;
+                        self.note(
+                            "done with nothing changed after edits were tried; asked once whether the task is done".into(),
+                        );
+                        self.push(Message::user(prompt::NOTHING_CHANGED), EntryKind::Fixed);
+                        return Ok(Turn::Continue { ran_call: false });
+                    }
                     self.verify(answer, true).await
                 }
                 other => other,
             },
         })
+    }
+
+    /// A reply stopped at the thinking budget: its reasoning so far goes into the history as
+    /// the model's notes (bounded), and the model is asked for the answer without more
+    /// thinking. Said once on the stream and recorded.
+    fn keep_thoughts(&mut self, turn: usize, reply: &Reply) {
+        let budget = self.settings.think_budget;
+        let thoughts = reply.thoughts();
+        let notes = tail_chars(thoughts.trim(), THOUGHT_NOTES_CHARS);
+        self.log(
+            "think_budget",
+            json!({"turn": turn, "budget": budget, "reasoning_chars": thoughts.chars().count()}),
+        );
+        self.note(format!(
+            "thinking passed its budget ({budget} tokens): stopped, its notes kept, and the turn asked again with thinking off"
+        ));
+        self.push(
+            Message::assistant(format!(
+                "My notes so far (thinking stopped at its budget):\n{notes}"
+            )),
+            EntryKind::Assistant,
+        );
+        self.push(Message::user(prompt::THINK_BUDGET_SPENT), EntryKind::Fixed);
+    }
+
+    /// Runs `check` as a ws_shell call (its policy, sandbox and hooks): whether it passed, and
+    /// what it printed.
+    async fn run_check(&mut self, check: &str) -> (bool, String) {
+        let registry = self.registry.clone();
+        let workspace = self.workspace.clone();
+        let args = json!({ "command": check });
+        let result = tokio::task::spawn_blocking(move || {
+            let mut ws = workspace.lock().unwrap_or_else(PoisonError::into_inner);
+            // The harness's own check: not a call of the model's, so its loop guard does not
+            // count it (the same check before and after an unchanged tree is not a loop).
+            let guard = std::mem::take(&mut ws.session.loop_guard);
+            let result = registry.call(&mut ws, "ws_shell", &args);
+            ws.session.loop_guard = guard;
+            result
+        })
+        .await;
+        match &result {
+            Ok(r) => (
+                matches!(&r.outcome, CallOutcome::Ran(ran) if ran.passed()),
+                r.text.clone(),
+            ),
+            Err(e) => (false, format!("the check could not run: {e}")),
+        }
+    }
+
+    /// Puts back protected files that changed since the message began (a build script, a
+    /// hook: what no tool's own guard saw). One line per path.
+    fn put_back_protected(&mut self) -> Vec<String> {
+        let Some((protect, before)) = self.protected.take() else {
+            return Vec::new();
+        };
+        let ws = self
+            .workspace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        before.restore_changed(&protect, &ws.jail)
+    }
+
+    /// This message's turns called edit tools, no file is changed since the message began,
+    /// and the question was not asked yet.
+    fn tried_edits_but_changed_nothing(&self) -> bool {
+        if self.asked_unchanged || self.edit_outcomes.len() <= self.edits_at_start {
+            return false;
+        }
+        let Some(start) = self.undo_points.last() else {
+            return false;
+        };
+        let ws = self
+            .workspace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        ws.session.changed == start.changed
+    }
+
+    /// The check, once before a message's first turn: a check that passes already cannot
+    /// show that the change works, and the final answer will say so.
+    pub(super) async fn check_before(&mut self) {
+        {
+            // The protected files as the message found them: what its end puts back.
+            let ws = self
+                .workspace
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            self.protected = Protect::new(&ws.config.protect).map(|p| {
+                let before = p.snapshot(&ws.jail);
+                (p, before)
+            });
+        }
+        self.asked_unchanged = false;
+        self.edits_at_start = self.edit_outcomes.len();
+        self.passed_before = None;
+        let Some(check) = self.settings.verify.clone() else {
+            return;
+        };
+        let (passed, text) = self.run_check(&check).await;
+        self.log(
+            "verify_before",
+            json!({"command": check, "passed": passed, "result": text}),
+        );
+        self.note(format!(
+            "before the change, `{check}` {}",
+            if passed {
+                "passes already: it cannot show that the change works"
+            } else {
+                "fails, as a check of the change should"
+            }
+        ));
+        self.passed_before = Some(passed);
     }
 
     /// A `done` answer checked by the configured `verify` command, run as a ws_shell call
@@ -207,28 +337,24 @@ impl Agent {
         if answer.status != "done" {
             return Turn::Final(answer);
         }
-        let registry = self.registry.clone();
-        let workspace = self.workspace.clone();
-        let args = json!({ "command": check });
-        let result = tokio::task::spawn_blocking(move || {
-            let mut ws = workspace.lock().unwrap_or_else(PoisonError::into_inner);
-            registry.call(&mut ws, "ws_shell", &args)
-        })
-        .await;
-        let (passed, text) = match &result {
-            Ok(r) => (
-                matches!(&r.outcome, CallOutcome::Ran(ran) if ran.passed()),
-                r.text.clone(),
-            ),
-            Err(e) => (false, format!("the check could not run: {e}")),
-        };
+        let (passed, text) = self.run_check(&check).await;
         self.log(
             "verify",
             json!({"command": check, "passed": passed, "result": text}),
         );
+        if passed && self.passed_before == Some(true) {
+            // A check that passed before the change says nothing about the change.
+            let warning = format!(
+                "`{check}` passed before the change too, so it cannot show that the change works"
+            );
+            self.note(format!("verified? {warning}"));
+            answer.verified = Some(Verified::PassedBeforeAndAfter);
+            answer.summary = format!("{} [note: {warning}]", answer.summary.trim_end());
+            return Turn::Final(answer);
+        }
         if passed {
             self.note(format!("verified: `{check}` passed"));
-            answer.verified = Some(true);
+            answer.verified = Some(Verified::Passed);
             return Turn::Final(answer);
         }
         let tail = tail_chars(&text, VERIFY_OUTPUT_CHARS);
@@ -255,7 +381,7 @@ impl Agent {
             "verify: `{check}` still fails; the run ends blocked"
         ));
         answer.status = "blocked".into();
-        answer.verified = Some(false);
+        answer.verified = Some(Verified::Failed);
         let last = text
             .lines()
             .rev()
@@ -284,7 +410,22 @@ impl Agent {
             return Turn::Continue { ran_call: false };
         }
         let announced = announced_action(&reply.content);
-        match parse_final(&reply.content) {
+        let parsed = if self.settings.plans {
+            crate::plan::parse_plan(&reply.content).map(|plan| {
+                let answer = FinalAnswer {
+                    status: "done".into(),
+                    summary: plan.render(),
+                    files_changed: Vec::new(),
+                    notes: String::new(),
+                    verified: None,
+                };
+                self.plan = Some(plan);
+                answer
+            })
+        } else {
+            parse_final(&reply.content)
+        };
+        match parsed {
             Ok(answer) => Turn::Final(answer),
             // "I'll now edit app.py" and no call: the model meant to act, not to end.
             Err(_) if announced.is_some() && self.nudges_left > 0 => {
@@ -309,8 +450,14 @@ impl Agent {
                     Message::assistant(reply.content.clone()),
                     EntryKind::Assistant,
                 );
-                self.note(format!("final answer not valid ({why}); asked once more"));
-                self.push(Message::user(final_repair_text(&why)), EntryKind::Fixed);
+                let repair = if self.settings.plans {
+                    self.note(format!("plan not valid ({why}); asked once more"));
+                    crate::plan::plan_repair_text(&why)
+                } else {
+                    self.note(format!("final answer not valid ({why}); asked once more"));
+                    final_repair_text(&why)
+                };
+                self.push(Message::user(repair), EntryKind::Fixed);
                 Turn::Continue { ran_call: false }
             }
             Err(why) => Turn::Final(FinalAnswer {
@@ -424,6 +571,13 @@ impl Agent {
     /// model not to call them): each request extends the previous one unless compaction ran,
     /// so local servers reuse their cached prompt.
     async fn ask(&mut self, turn: usize) -> Result<Reply, BackendError> {
+        let think = self.settings.think.clone();
+        self.ask_with(turn, &think).await
+    }
+
+    /// [`Agent::ask`] with this `think` setting (the retry after the thinking budget turns
+    /// thinking off).
+    async fn ask_with(&mut self, turn: usize, think: &str) -> Result<Reply, BackendError> {
         let (reply, estimate) = loop {
             self.compact();
             let messages: Vec<Message> = self.history.iter().map(|e| e.message.clone()).collect();
@@ -445,7 +599,8 @@ impl Agent {
                 max_tokens: Some(max_tokens),
                 sampling: &self.settings.sampling,
                 runaway: self.settings.runaway,
-                think: &self.settings.think,
+                think,
+                think_budget: self.settings.think_budget,
             };
             match self.backend.chat(&request).await {
                 // A stream that came back empty, or with tool-call deltas that do not add up,
@@ -529,6 +684,20 @@ impl Agent {
     /// The end of every run: the files changed, as the session recorded them, and the last
     /// record of the trajectory.
     fn finish(&mut self, mut answer: FinalAnswer, turns: usize, started: Instant) -> Outcome {
+        let put_back = self.put_back_protected();
+        if !put_back.is_empty() {
+            let text = format!(
+                "protected files changed during the run and were put back: {}",
+                put_back.join("; ")
+            );
+            self.log("protect", json!({"put_back": put_back}));
+            self.emit(Event::warning(text.clone()));
+            answer.notes = if answer.notes.trim().is_empty() {
+                text
+            } else {
+                format!("{}; {text}", answer.notes.trim_end())
+            };
+        }
         {
             let ws = self
                 .workspace
@@ -573,6 +742,7 @@ impl Agent {
             trajectory: self.trajectory.path.to_string(),
             edit_outcomes: std::mem::take(&mut self.edit_outcomes),
             refused_tools: self.refused_tools.take(),
+            plan: self.plan.take(),
         }
     }
 }
@@ -598,6 +768,10 @@ fn stream_was_broken(reply: &Reply) -> bool {
 
 /// How much of a failed check's output goes back to the model.
 const VERIFY_OUTPUT_CHARS: usize = 3000;
+
+/// The most characters of stopped thinking kept as the model's notes (its end: where the
+/// thought had got to).
+const THOUGHT_NOTES_CHARS: usize = 4000;
 
 /// The last `n` characters of `text`, cut at a line start when one is near: a failing test
 /// run says what failed at its end.

@@ -43,6 +43,11 @@ pub struct RunArgs {
     /// It runs through ws_shell's policy and sandbox; a failure goes back to the model.
     #[arg(long, value_name = "CMD")]
     pub verify: Option<String>,
+    /// Paths the task must be solved without changing (a glob, e.g. "tests/**"; repeat the
+    /// flag for more): refused by every edit tool, put back when a command changes them.
+    /// Adds to `protect` in the config.
+    #[arg(long, value_name = "GLOB")]
+    pub protect: Vec<String>,
     /// Print the final answer as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -57,6 +62,17 @@ pub struct RunArgs {
     /// Take the edit format with the best learned mean instead of sampling (no exploration).
     #[arg(long)]
     pub no_explore: bool,
+    /// Plan mode: the plan model (read-only tools) answers with a plan of small steps, then
+    /// each step runs as a fresh, focused run of the edit model, checked after it. With
+    /// `--resume` (or `--resume ID`): continue a plan from its first unfinished step.
+    #[arg(long)]
+    pub plan: bool,
+    /// The model that plans (default: plan_model in the config, else the model).
+    #[arg(long, value_name = "MODEL")]
+    pub plan_model: Option<String>,
+    /// The model that does each step (default: edit_model in the config, else the model).
+    #[arg(long, value_name = "MODEL")]
+    pub edit_model: Option<String>,
 }
 
 impl RunArgs {
@@ -73,6 +89,15 @@ impl RunArgs {
         }
         if let Some(v) = &self.verify {
             config.apply_flag("verify", v, "--verify")?;
+        }
+        if !self.protect.is_empty() {
+            config.add_protect(&self.protect, "--protect")?;
+        }
+        if let Some(m) = &self.plan_model {
+            config.apply_flag("plan_model", m, "--plan-model")?;
+        }
+        if let Some(m) = &self.edit_model {
+            config.apply_flag("edit_model", m, "--edit-model")?;
         }
         Ok(())
     }
@@ -174,6 +199,9 @@ pub fn models(config: &Config, query: Option<&str>, limit: usize) -> Result<Exit
 
 /// `slmcode run`.
 pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
+    if args.plan {
+        return run_plan(args, ws);
+    }
     let (task, follow) = task_and_follow_up(&args, &ws)?;
     let runtime = runtime()?;
     let launch = runtime.block_on(launch::prepare(
@@ -184,6 +212,7 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
             task: Some(&task),
             follows: follow.as_ref(),
             model_flag: args.model.is_some(),
+            role_model: None,
             notices: Some(Arc::new(show_notice)),
         },
         &mut say,
@@ -259,6 +288,119 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
             "{}",
             serde_json::to_string(answer)?
         )?;
+    }
+    Ok(match answer.status.as_str() {
+        "done" => ExitCode::SUCCESS,
+        "interrupted" => ExitCode::from(130),
+        _ => ExitCode::from(1),
+    })
+}
+
+/// `slmcode run --plan`: the plan model and the edit model set up as roles (each its own
+/// window, sampling and edit format), then the plan's two phases.
+fn run_plan(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
+    use slmcode_agent::plan::run::{PlanRun, PlanState};
+    let resume = match &args.resume {
+        Some(id) => Some(PlanState::load(&ws.jail, id)?),
+        None => None,
+    };
+    let task = match (&resume, &args.task) {
+        (Some(state), _) => state.task.clone(),
+        (None, Some(t)) if !t.trim().is_empty() => t.clone(),
+        _ => bail!("say what to plan: slmcode run --plan \"add a --verbose flag\""),
+    };
+    let runtime = runtime()?;
+    let role = |model: Option<String>| LaunchOptions {
+        stream: !args.no_stream,
+        explore: !args.no_explore,
+        task: Some(&task),
+        follows: None,
+        model_flag: args.model.is_some(),
+        role_model: model,
+        notices: Some(Arc::new(show_notice)),
+    };
+    let plan = runtime.block_on(launch::prepare(
+        &ws,
+        role(ws.config.plan_model.clone()),
+        &mut say,
+    ))?;
+    let edit = runtime.block_on(launch::prepare(
+        &ws,
+        role(ws.config.edit_model.clone()),
+        &mut say,
+    ))?;
+    let endpoint = edit.backend.endpoint().to_string();
+    let edit_model = edit.settings.model.clone();
+    let learning = edit.learning.clone();
+    errln!(
+        "slmcode run --plan · plans with {} ({}) · does each step with {} ({}) at {endpoint}",
+        plan.settings.model,
+        plan.window.describe(),
+        edit_model,
+        edit.window.describe()
+    );
+    let events = args.events;
+    let on_event = move || -> Box<dyn FnMut(&Event) + Send> {
+        if events {
+            Box::new(|event: &Event| {
+                progress(event);
+                let _ = writeln!(terminal::machine_stdout(), "{}", event.to_json_line());
+            })
+        } else {
+            Box::new(progress)
+        }
+    };
+    let run = PlanRun {
+        plan,
+        edit,
+        workspace: Arc::new(Mutex::new(ws)),
+        events: Box::new(on_event),
+    };
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let outcome = runtime.block_on(async move {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.cancel();
+            }
+        });
+        run.run(&task, resume, cancel).await
+    })?;
+    let answer = &outcome.answer;
+    errln!(
+        "\n{} · {} file(s) changed · plan {}\n{}",
+        answer.status,
+        answer.files_changed.len(),
+        outcome.id,
+        answer.summary.trim()
+    );
+    if !answer.notes.is_empty() {
+        errln!("{}", answer.notes);
+    }
+    if answer.status != "done" && outcome.plan.is_some() {
+        errln!(
+            "go on from the first unfinished step with slmcode run --plan --resume {}",
+            outcome.id
+        );
+    }
+    // The bandit learns from the steps' edits, for the edit model's family.
+    let learned = slmcode_agent::run::Outcome {
+        answer: answer.clone(),
+        turns: 0,
+        elapsed: std::time::Duration::ZERO,
+        run_id: outcome.id.clone(),
+        trajectory: String::new(),
+        edit_outcomes: outcome.edit_outcomes.clone(),
+        refused_tools: None,
+        plan: None,
+    };
+    learning.record(&learned, &endpoint, &edit_model, &mut say);
+    if args.json {
+        let mut value = serde_json::to_value(answer)?;
+        value["plan"] = serde_json::to_value(&outcome.plan)?;
+        value["steps_done"] = outcome.done.into();
+        value["plan_id"] = outcome.id.clone().into();
+        writeln!(terminal::machine_stdout(), "{value}")?;
     }
     Ok(match answer.status.as_str() {
         "done" => ExitCode::SUCCESS,

@@ -25,6 +25,7 @@ mod jail;
 mod list;
 mod mcp;
 mod mutation;
+mod protect;
 mod read;
 mod registry;
 mod run;

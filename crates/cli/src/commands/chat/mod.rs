@@ -51,6 +51,11 @@ pub struct ChatArgs {
     /// The project's check, for `done` answers and `/verify` (default: verify in the config).
     #[arg(long, value_name = "CMD")]
     pub verify: Option<String>,
+    /// Paths the task must be solved without changing (a glob, e.g. "tests/**"; repeat the
+    /// flag for more): refused by every edit tool, put back when a command changes them.
+    /// Adds to `protect` in the config.
+    #[arg(long, value_name = "GLOB")]
+    pub protect: Vec<String>,
     /// How much the session asks first: ask (commands), review (commands and changes), auto
     /// (as the config says), plan (read-only tools; the model answers with a plan).
     #[arg(long, value_name = "MODE")]
@@ -81,6 +86,9 @@ impl ChatArgs {
         }
         if let Some(v) = &self.verify {
             config.apply_flag("verify", v, "--verify")?;
+        }
+        if !self.protect.is_empty() {
+            config.add_protect(&self.protect, "--protect")?;
         }
         Ok(())
     }
@@ -201,6 +209,7 @@ pub fn run(args: ChatArgs, ws: Workspace) -> Result<ExitCode> {
             task: None,
             follows: follows.as_deref(),
             model_flag: args.model.is_some(),
+            role_model: None,
             notices: None,
         },
         &mut super::run::say,

@@ -332,6 +332,7 @@ impl Chat {
                     task: None,
                     follows: saved.as_ref(),
                     model_flag: false,
+                    role_model: None,
                     notices: None,
                 },
                 &mut crate::commands::run::say,

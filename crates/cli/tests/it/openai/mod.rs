@@ -41,10 +41,17 @@ pub enum Scripted {
     /// A model stuck in a loop: streamed, this text repeated without end, a piece every few
     /// milliseconds, until the client hangs up; whole, repeated to 40,000 characters.
     Endless(String),
+    /// A model that thinks without end: streamed, this text repeated as reasoning
+    /// (`reasoning_content`) until the client hangs up; whole, 40,000 characters of reasoning
+    /// and no answer.
+    EndlessThinking(String),
     /// A server that keeps a stream open without ever finishing the reply: streamed, empty
     /// deltas (`false`) or SSE comments (`true`, keep-alives) every few milliseconds until the
     /// client hangs up; whole, the reply never comes.
     NeverFinishes(bool),
+    /// The same reply, after writing `content` to the file at this absolute path: something
+    /// outside the tools (a build, another process) changing the project mid-run.
+    Touch(std::path::PathBuf, String, Box<Scripted>),
     /// A native call whose streamed delta carries this `index` (a server may send any number):
     /// (index, name, arguments). Whole, it is an ordinary call.
     CallAtIndex(u64, String, String),
@@ -372,9 +379,18 @@ async fn take_next(
         )
             .into_response());
     };
-    while let Scripted::Slow(ms, inner) = next {
-        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-        next = *inner;
+    loop {
+        next = match next {
+            Scripted::Slow(ms, inner) => {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                *inner
+            }
+            Scripted::Touch(path, content, inner) => {
+                std::fs::write(&path, content).expect("the test's touch");
+                *inner
+            }
+            other => break next = other,
+        };
     }
     Ok((next, counted, cached))
 }
@@ -504,11 +520,21 @@ async fn chat(
         }
         next = Scripted::Calls(String::new(), vec![(name.clone(), args.clone())]);
     }
-    if let Scripted::Endless(piece) = &next {
+    if let Scripted::EndlessThinking(piece) = &next {
+        if body["stream"] != json!(true) {
+            next = Scripted::Reasoned(piece.repeat(40_000 / piece.len().max(1) + 1), String::new());
+        }
+    }
+    if let Scripted::Endless(piece) | Scripted::EndlessThinking(piece) = &next {
+        let field = if matches!(next, Scripted::Endless(_)) {
+            "content"
+        } else {
+            "reasoning_content"
+        };
         if body["stream"] == json!(true) {
-            let chunk = |text: &str| {
+            let chunk = move |text: &str| {
                 let event = json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
-                                   "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]});
+                                   "choices": [{"index": 0, "delta": {field: text}, "finish_reason": null}]});
                 Ok::<_, std::convert::Infallible>(format!("data: {event}\n\n"))
             };
             let piece = piece.clone();
@@ -543,7 +569,9 @@ async fn chat(
         Scripted::Calls(t, c) => (t, c, "tool_calls", counted),
         Scripted::Truncated(t) => (t, vec![], "length", counted),
         Scripted::Slow(..)
+        | Scripted::Touch(..)
         | Scripted::Endless(_)
+        | Scripted::EndlessThinking(_)
         | Scripted::BrokenWhenStreamed(..)
         | Scripted::NeverFinishes(_)
         | Scripted::CallAtIndex(..) => {

@@ -35,7 +35,11 @@ pub(super) async fn chat(
         Scripted::Calls(t, c) => (t, String::new(), c, "stop", counted),
         Scripted::Truncated(t) => (t, String::new(), vec![], "length", counted),
         Scripted::Endless(piece) => (piece.repeat(1000), String::new(), vec![], "length", counted),
+        Scripted::EndlessThinking(piece) => {
+            (String::new(), piece.repeat(1000), vec![], "length", counted)
+        }
         Scripted::Slow(..)
+        | Scripted::Touch(..)
         | Scripted::BrokenWhenStreamed(..)
         | Scripted::NeverFinishes(_)
         | Scripted::CallAtIndex(..) => {

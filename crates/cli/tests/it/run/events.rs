@@ -113,7 +113,9 @@ fn a_run_streams_its_events_in_order_with_outcomes_and_diffs() {
 fn without_events_stdout_holds_only_the_answer() {
     let p = Project::new();
     p.write("app.py", APP);
-    let model = FakeModel::start(vec![fix_app(), Scripted::final_done("fixed")]);
+    let model = FakeModel::start(vec![read_app(), fix_app(), Scripted::final_done("fixed")]);
     let r = run(&p, &model, "make total() skip None");
+    // `run` reads stdout as one JSON value: anything else there makes it null.
     assert_eq!(r.answer["status"], "done", "{}", r.stderr);
+    assert_fixed(&p);
 }

@@ -27,6 +27,8 @@ fn settings(task: &str) -> RunSettings {
         },
         tool_mode: ToolMode::Native,
         think: "auto".into(),
+        think_budget: 0,
+        plans: false,
         verify: None,
         verify_retries: 0,
     }

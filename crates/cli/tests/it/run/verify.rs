@@ -101,3 +101,102 @@ fn without_a_check_verified_is_null() {
         r.answer
     );
 }
+
+#[test]
+fn a_check_that_passed_before_the_change_cannot_verify_it() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    // A check that passes whatever app.py says.
+    p.write("check.py", "import app\nassert app.total([1, 2]) == 3\n");
+    let model = FakeModel::start(vec![read_app(), fix_app(), done(&["app.py"])]);
+    let r = run_with(
+        &p,
+        &model,
+        "make total skip None",
+        &["--verify", "python3 check.py"],
+        &[("SLMCODE_SHELL_ALLOW", "python3 check.py")],
+    );
+    assert_done(&r, &["app.py"]);
+    assert_eq!(
+        r.answer["verified"], "passed before and after",
+        "{}",
+        r.answer
+    );
+    let summary = r.answer["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("passed before the change too, so it cannot show that the change works"),
+        "{summary}"
+    );
+    assert!(
+        r.stderr
+            .contains("before the change, `python3 check.py` passes already"),
+        "{}",
+        r.stderr
+    );
+    // The trajectory keeps both runs of the check.
+    let log = p.run_log();
+    assert!(
+        log.contains("\"verify_before\"") && log.contains("\"verify\""),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_check_that_failed_before_and_passes_after_is_true() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    p.write("check.py", CHECK);
+    let model = FakeModel::start(vec![read_app(), fix_app(), done(&["app.py"])]);
+    let r = run_with(
+        &p,
+        &model,
+        "make total skip None",
+        &["--verify", "python3 check.py"],
+        &[("SLMCODE_SHELL_ALLOW", "python3 check.py")],
+    );
+    assert_done(&r, &["app.py"]);
+    assert_eq!(r.answer["verified"], true, "{}", r.answer);
+    assert!(
+        r.stderr.contains(
+            "before the change, `python3 check.py` fails, as a check of the change should"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn done_after_edits_that_changed_nothing_is_asked_once() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    let model = FakeModel::start(vec![
+        read_app(),
+        // An edit that does not land: nothing changes.
+        Scripted::call(
+            "ws_edit",
+            json!({"path": "app.py", "old_str": "    return total(xs)", "new_str": "    return 0"}),
+        ),
+        done(&["app.py"]),
+        // Asked once; the second done stands.
+        done(&[]),
+    ]);
+    let r = run(&p, &model, "make total skip None");
+    assert_eq!(r.answer["status"], "done", "{}", r.stderr);
+    assert_eq!(r.answer["files_changed"], json!([]));
+    assert_eq!(
+        result_sent(&model, 3),
+        "Nothing changed — is the task done? Your edits in this task did not change any file. If the task needs no change, answer again with the final JSON and say why in notes; otherwise make the change."
+    );
+    assert_eq!(model.requests().len(), 4);
+    assert_eq!(std::fs::read_to_string(p.path("app.py")).unwrap(), APP);
+}
+
+#[test]
+fn done_without_trying_an_edit_is_not_questioned() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    let model = FakeModel::start(vec![read_app(), done(&[])]);
+    let r = run(&p, &model, "what does total do?");
+    assert_eq!(r.answer["status"], "done", "{}", r.stderr);
+    assert_eq!(model.requests().len(), 2);
+}
