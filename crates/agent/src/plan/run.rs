@@ -72,6 +72,19 @@ impl PlanState {
         state::write_json(jail, &state_path(&self.id), self)
     }
 
+    /// A plan accepted by the user (the session's `/go`): a new plan run, no step done.
+    pub fn accepted(task: &str, plan: Plan) -> PlanState {
+        PlanState {
+            version: VERSION,
+            id: Trajectory::create().id,
+            task: task.to_string(),
+            plan,
+            outcomes: Vec::new(),
+            step_runs: Vec::new(),
+            status: "planned".into(),
+        }
+    }
+
     /// The first step not done.
     pub fn next_step(&self) -> usize {
         self.outcomes.len()
@@ -104,6 +117,9 @@ pub struct PlanOutcome {
     pub done: usize,
     /// The edit attempts of every sub-run, for the bandit.
     pub edit_outcomes: Vec<(crate::evolve::Arm, crate::evolve::EditOutcome)>,
+    /// Each finished step's checkpoint session (`None`: it changed nothing), in order: what
+    /// undoes that step alone.
+    pub step_checkpoints: Vec<(String, Option<String>)>,
 }
 
 /// What a plan-mode run is given.
@@ -177,6 +193,7 @@ impl PlanRun {
                         plan: None,
                         done: 0,
                         edit_outcomes,
+                        step_checkpoints: Vec::new(),
                     });
                 };
                 PlanState {
@@ -214,6 +231,7 @@ impl PlanRun {
         let total = state.plan.steps.len();
         let mut status = "done".to_string();
         let mut notes = String::new();
+        let mut step_checkpoints = Vec::new();
         while state.next_step() < total {
             let i = state.next_step();
             let step = state.plan.steps[i].clone();
@@ -247,13 +265,20 @@ impl PlanRun {
             let focus = {
                 let mut ws = self.lock();
                 ws.session.forget_reads();
+                // Each step's first copies apart, so one step can be undone alone.
+                ws.session.checkpoints = slmcode_aci::checkpoint::Checkpoints::default();
                 ws.session.todo = checklist(&state.plan, i);
                 std::mem::replace(&mut ws.config.focus, step.files.clone())
             };
             state.status = "running".into();
             save(&state);
             let result = agent.run(cancel.clone()).await;
-            self.lock().config.focus = focus;
+            let checkpoint = {
+                let mut ws = self.lock();
+                ws.config.focus = focus;
+                ws.session.checkpoints.id().map(str::to_string)
+            };
+            step_checkpoints.push((format!("step {}: {}", i + 1, step.goal), checkpoint));
             let outcome = match result {
                 Ok(o) => o,
                 Err(e) => {
@@ -329,11 +354,12 @@ impl PlanRun {
             plan: Some(state.plan),
             done,
             edit_outcomes,
+            step_checkpoints,
         })
     }
 
     /// Phase 1: the plan model with the read-only tools, asked for the plan.
-    async fn plan_phase(
+    pub async fn plan_phase(
         &self,
         task: &str,
         cancel: CancellationToken,

@@ -75,9 +75,23 @@ impl Agent {
     /// From now on, a step that needs the user's word is asked through the event stream and
     /// decided by `decide` (which may block until the user answers).
     pub fn approve_with(&mut self, decide: impl Fn(&Request) -> Decision + Send + Sync + 'static) {
-        let sink = self.on_event.clone();
+        let approver = approver(self.on_event.clone(), decide);
+        self.workspace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .approver = Some(approver);
+    }
+}
+
+/// The approver [`Agent::approve_with`] installs, for a workspace several runs share (a plan's
+/// steps): requests and answers go to `sink`, "always" is remembered in it.
+pub fn approver(
+    sink: events::EventSink,
+    decide: impl Fn(&Request) -> Decision + Send + Sync + 'static,
+) -> Approver {
+    {
         let always: Arc<Mutex<Vec<Remembered>>> = Arc::default();
-        let approver = Approver::new(move |request: &Request| {
+        Approver::new(move |request: &Request| {
             let known = covered(
                 &always.lock().unwrap_or_else(PoisonError::into_inner),
                 request,
@@ -126,11 +140,7 @@ impl Agent {
                 },
             );
             answer
-        });
-        self.workspace
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .approver = Some(approver);
+        })
     }
 }
 

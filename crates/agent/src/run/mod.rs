@@ -38,7 +38,7 @@ use crate::prompt;
 use crate::toolcall::OfferedTool;
 use crate::trajectory::Trajectory;
 
-pub use approve::{always_key, Decision};
+pub use approve::{always_key, approver, Decision};
 pub use final_answer::{parse_final, FinalAnswer, Verified};
 pub use history::{estimate_tokens, prompt_was_cut};
 pub use resume::{latest as latest_saved_run, load as load_saved_run, SavedRun};

@@ -277,7 +277,11 @@ impl Agent {
     /// This message's turns called edit tools, no file is changed since the message began,
     /// and the question was not asked yet.
     fn tried_edits_but_changed_nothing(&self) -> bool {
-        if self.asked_unchanged || self.edit_outcomes.len() <= self.edits_at_start {
+        // A plan changes nothing by design.
+        if self.settings.plans
+            || self.asked_unchanged
+            || self.edit_outcomes.len() <= self.edits_at_start
+        {
             return false;
         }
         let Some(start) = self.undo_points.last() else {

@@ -23,8 +23,12 @@ pub struct DoctorArgs {
     /// against the context in force, its speed; then print the settings to use.
     #[arg(long, value_name = "M")]
     model: Option<String>,
-    /// With --model: write those settings to your ~/.config/slmcode/config.yaml.
-    #[arg(long, requires = "model")]
+    /// Probe a plan-mode role's model the same way: `plan` (plan_model) or `edit`
+    /// (edit_model); each falls back to `model`.
+    #[arg(long, value_name = "ROLE", conflicts_with = "model", value_parser = ["plan", "edit"])]
+    role: Option<String>,
+    /// With --model or --role: write those settings to your ~/.config/slmcode/config.yaml.
+    #[arg(long)]
     write: bool,
 }
 
@@ -39,7 +43,20 @@ struct Check {
 /// `slmcode doctor`: exit 0 when everything essential is in order.
 pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     let mut ws = open_workspace(args.root)?;
-    if let Some(m) = &args.model {
+    if args.write && args.model.is_none() && args.role.is_none() {
+        anyhow::bail!("--write writes what a probe found: give --model M or --role plan|edit");
+    }
+    // A role's model is probed as --model would probe it.
+    let role_model = match args.role.as_deref() {
+        Some("plan") => ws.config.plan_model.clone().or(ws.config.model.clone()),
+        Some(_) => ws.config.edit_model.clone().or(ws.config.model.clone()),
+        None => None,
+    };
+    if let (Some(role), None) = (&args.role, &role_model) {
+        anyhow::bail!("the {role} role has no model: set {role}_model (or model) in the config");
+    }
+    let model = args.model.clone().or(role_model);
+    if let Some(m) = &model {
         ws.config.apply_flag("model", m, "--model")?;
     }
     let mut checks = Vec::new();
@@ -88,6 +105,24 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
                             },
                         },
                     });
+                    // Plan mode's roles, when they name models of their own.
+                    for (key, role) in [
+                        ("plan_model", &ws.config.plan_model),
+                        ("edit_model", &ws.config.edit_model),
+                    ] {
+                        if let Some(m) = role {
+                            let served = models.iter().any(|x| &x.id == m);
+                            checks.push(Check {
+                                ok: served,
+                                essential: false,
+                                text: if served {
+                                    format!("{key} {m} is served")
+                                } else {
+                                    format!("{key} {m} is not served there; plan mode would ask for it anyway (pull it, or change {key})")
+                                },
+                            });
+                        }
+                    }
                     // The context the model is served with, and where that was read.
                     let model = ws
                         .config
@@ -188,8 +223,8 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
         writeln!(out, "{mark}  {}", c.text)?;
     }
     drop(out);
-    if let (Some(model), false) = (&args.model, failed) {
-        probe_model(&ws, model, args.write)?;
+    if let (Some(model), false) = (&model, failed) {
+        probe_model(&ws, model, args.role.as_deref(), args.write)?;
     }
     Ok(if failed {
         ExitCode::from(1)
@@ -200,7 +235,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
 
 /// `--model M`: asks the model what a run would, prints what it found and the settings that
 /// follow, and with `--write` puts them in the user's config.
-fn probe_model(ws: &Workspace, model: &str, write: bool) -> Result<()> {
+fn probe_model(ws: &Workspace, model: &str, role: Option<&str>, write: bool) -> Result<()> {
     // As a config reads a name: trimmed, and never blank.
     let model = model.trim();
     if model.is_empty() {
@@ -227,7 +262,21 @@ fn probe_model(ws: &Workspace, model: &str, write: bool) -> Result<()> {
     for line in report.lines() {
         writeln!(out, "      {line}")?;
     }
-    let settings = report.settings(model, window.tokens);
+    let mut settings = report.settings(model, window.tokens);
+    if let Some(role) = role {
+        // A role names its model under its own key; each role's window is asked of the
+        // server for its model, so none is written for it.
+        settings.retain(|(key, _)| *key != "context_window");
+        for (key, _) in settings.iter_mut() {
+            if *key == "model" {
+                *key = if role == "plan" {
+                    "plan_model"
+                } else {
+                    "edit_model"
+                };
+            }
+        }
+    }
     writeln!(out, "settings to use:")?;
     for (key, value) in &settings {
         writeln!(

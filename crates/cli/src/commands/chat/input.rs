@@ -41,6 +41,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "start a new conversation (files stay as they are)",
     ),
     ("/mode", "ask | review | auto | plan"),
+    ("/go", "run the plan (plan mode), a focused run per step"),
+    (
+        "/plan",
+        "show the plan; /plan edit changes it, /plan drop discards it",
+    ),
     ("/think", "show | fold the model's reasoning"),
     ("/verify", "run the project's verify command now"),
     ("/runs", "the project's runs"),

@@ -7,6 +7,7 @@
 //! are printed as JSON lines on stdout, for scripts and tests.
 
 mod input;
+mod plans;
 mod render;
 mod slash;
 
@@ -179,6 +180,10 @@ pub struct Chat {
     explore: bool,
     /// The user's words of the last message, for `/map`.
     last_message: String,
+    /// A plan waiting for `/go` (plan mode).
+    plan: Option<plans::Pending>,
+    /// The steps of plans run in this session, with their checkpoints, for `/undo`.
+    steps_done: Vec<(String, Option<String>)>,
 }
 
 /// `slmcode chat`.
@@ -241,6 +246,8 @@ pub fn run(args: ChatArgs, ws: Workspace) -> Result<ExitCode> {
         stream,
         explore,
         last_message: String::new(),
+        plan: None,
+        steps_done: Vec::new(),
     };
     chat.set_mode(mode);
     chat.watch_ctrl_c(interactive);
@@ -403,8 +410,12 @@ impl Chat {
         }
     }
 
-    /// Sends a message: its turns run to an answer, or until Ctrl-C.
+    /// Sends a message: its turns run to an answer, or until Ctrl-C. In plan mode, the
+    /// message is planned instead, and the plan waits for `/go`.
     fn send(&mut self, text: String) {
+        if self.mode == Mode::Plan {
+            return self.make_plan(text);
+        }
         let Some(message) = self.compose(&text) else {
             return;
         };
@@ -473,19 +484,7 @@ impl Chat {
 
     /// Where the agent's events go: the screen, or JSON lines.
     fn sink(&self) -> Box<dyn FnMut(&Event) + Send> {
-        if self.json {
-            Box::new(|event: &Event| {
-                let _ = writeln!(terminal::machine_stdout(), "{}", event.to_json_line());
-            })
-        } else {
-            let screen = self.screen.clone();
-            Box::new(move |event: &Event| {
-                screen
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .show(event)
-            })
-        }
+        sink_for(self.screen.clone(), self.json)
     }
 
     /// The message as the model gets it: the user's words, what `@path` attaches, the focus
@@ -512,9 +511,6 @@ impl Chat {
                 "\n\n[files to focus on: {}]",
                 self.focus.join(", ")
             ));
-        }
-        if self.mode == Mode::Plan {
-            message.push_str("\n\n[plan mode: you can only read. Answer with a numbered plan — which files to change and what to change in each — and change nothing.]");
         }
         Some(message)
     }
@@ -603,6 +599,22 @@ impl Chat {
                 agent.set_tools(kit.registry(arm));
             }
         }
+    }
+}
+
+/// A front end's sink for a run's events: drawn on `screen`, or JSON lines.
+fn sink_for(screen: Arc<Mutex<Screen>>, json: bool) -> Box<dyn FnMut(&Event) + Send> {
+    if json {
+        Box::new(|event: &Event| {
+            let _ = writeln!(terminal::machine_stdout(), "{}", event.to_json_line());
+        })
+    } else {
+        Box::new(move |event: &Event| {
+            screen
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .show(event)
+        })
     }
 }
 

@@ -35,7 +35,10 @@ impl Chat {
         match name {
             "/exit" | "/quit" => return false,
             "/help" => self.help(),
+            "/undo" if rest.is_empty() && self.undo_step().is_some() => {}
             "/undo" => self.undo(rest),
+            "/go" => self.go(),
+            "/plan" => self.plan_command(rest),
             "/diff" => self.diff(),
             "/model" => self.model(rest),
             "/add" => self.add(rest),
@@ -220,7 +223,7 @@ impl Chat {
         }
     }
 
-    fn current_model(&self) -> String {
+    pub(super) fn current_model(&self) -> String {
         match &self.conversation {
             Conversation::Going { agent, .. } => agent.model().to_string(),
             Conversation::Ready { launch, .. } => launch.settings.model.clone(),
@@ -408,7 +411,7 @@ fn mode_note(mode: Mode) -> &'static str {
         Mode::Ask => ": commands ask first",
         Mode::Review => ": commands and changes ask first",
         Mode::Auto => ": nothing asks beyond the config",
-        Mode::Plan => ": read-only tools; the model answers with a plan",
+        Mode::Plan => ": a message is planned (read-only tools); /go runs the plan",
     }
 }
 

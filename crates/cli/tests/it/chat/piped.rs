@@ -239,14 +239,18 @@ fn review_mode_asks_for_each_change_and_a_no_leaves_the_file() {
 }
 
 #[test]
-fn model_switches_the_next_request_and_plan_mode_offers_only_reading() {
+fn model_switches_the_next_request_and_plan_mode_plans_with_only_reading() {
     let p = Project::new();
     p.write("app.py", APP);
     let model = FakeModel::with_models(
         vec![
             Scripted::final_done("first"),
+            // The plan phase: a write is not offered, so it is refused; then the plan.
             Scripted::call("ws_write", json!({"path": "plan.txt", "content": "x\n"})),
-            Scripted::final_done("1. edit app.py"),
+            Scripted::text(
+                json!({"steps": [{"goal": "make total skip None", "files": ["app.py"]}]})
+                    .to_string(),
+            ),
         ],
         vec![
             json!({"id": "test-model", "object": "model"}),
@@ -267,18 +271,112 @@ fn model_switches_the_next_request_and_plan_mode_offers_only_reading() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let requests = model.requests();
     assert_eq!(requests[0]["model"], "test-model");
+    // The plan model defaults to the session's model, switched by /model.
     assert_eq!(requests[1]["model"], "other-model");
     assert!(r.output().contains("model other-model"), "{}", r.output());
-    // Plan mode: only tools that change nothing, the rule in the message, and a write
-    // called anyway is refused with nothing written.
+    // Plan mode: only tools that change nothing; a write called anyway changes nothing.
     let offered = model.tool_names(1);
     assert!(offered.contains(&"ws_read".to_string()), "{offered:?}");
     for writer in ["ws_edit", "ws_write", "ws_shell", "ws_patch", "ws_delete"] {
         assert!(!offered.contains(&writer.to_string()), "{offered:?}");
     }
     let users = user_messages(&model, 1);
-    assert!(users.iter().any(|m| m.contains("[plan mode")), "{users:?}");
+    assert!(
+        users
+            .iter()
+            .any(|m| m.contains("Plan this task; do not change anything.")),
+        "{users:?}"
+    );
     assert!(!p.path("plan.txt").exists());
+    assert!(
+        r.output()
+            .contains("plan (1 steps):\n1. make total skip None [app.py]\n/go runs it"),
+        "{}",
+        r.output()
+    );
+    assert_eq!(std::fs::read_to_string(p.path("app.py")).unwrap(), APP);
+}
+
+#[test]
+fn a_plan_is_edited_run_with_go_and_its_last_step_undone() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    p.write("README.md", "# app\n");
+    let model = FakeModel::start(vec![
+        Scripted::text(
+            json!({"steps": [
+                {"goal": "make total skip None", "files": ["app.py"]},
+                {"goal": "document total", "files": ["README.md"]}
+            ]})
+            .to_string(),
+        ),
+        read_app(),
+        fix_app(),
+        Scripted::final_done("fixed total"),
+        Scripted::call("ws_read", json!({"path": "README.md"})),
+        Scripted::call(
+            "ws_edit",
+            json!({"path": "README.md", "old_str": "# app", "new_str": "# app\n\n`total` skips None."}),
+        ),
+        Scripted::final_done("documented"),
+    ]);
+    let mut cmd = chat_command(&p, &model, &[]);
+    cmd.env(
+        "EDITOR",
+        "sed -i 's/document total/document total in the README/'",
+    );
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"/mode plan\nfix total and document it\n/plan edit\n/go\n/undo\n/go\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "output")
+        .filter_map(|e| e["text"].as_str().map(str::to_string))
+        .collect();
+    let said = said.join("\n");
+    // The edited plan is the one that ran.
+    assert!(
+        said.contains("2. document total in the README [README.md]"),
+        "{said}"
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 7);
+    let step2: String = user_messages(&model, 4).join("\n");
+    assert!(
+        step2.contains("Do step 2 now: document total in the README."),
+        "{step2}"
+    );
+    assert!(said.contains("done · 2 of 2 steps done"), "{said}");
+    // /undo took back step 2 alone; step 1's fix stays.
+    assert!(
+        said.contains("undid step 2: document total in the README"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("README.md")).unwrap(),
+        "# app\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("app.py")).unwrap(),
+        APP_FIXED
+    );
+    // The plan ran once: /go after it has nothing to run.
+    assert!(said.contains("no plan to run"), "{said}");
 }
 
 #[test]

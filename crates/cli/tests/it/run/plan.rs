@@ -77,6 +77,11 @@ fn the_plan_is_made_reading_then_each_step_runs_fresh_and_focused() {
         models(),
     );
     let r = plan_run(&p, &model, &[], &[]);
+    // What a person saw, kept for the record.
+    let _ = std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("plan-run.txt"),
+        &r.stderr,
+    );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(r.answer["status"], "done", "{}", r.answer);
     assert_eq!(r.answer["steps_done"], 2);
@@ -249,4 +254,59 @@ fn a_plan_that_does_not_fit_the_schema_is_repaired_once() {
         "Your plan is not valid (step 1 names 0 files; a step changes 1 to 4 files — split it). Reply with only the JSON plan: {\"steps\": [{\"goal\": \"…\", \"files\": [\"path\"], \"check\": \"command or empty\"}]}."
     );
     assert_fixed(&p);
+}
+
+/// The same task and edits, planned and not: the prompt tokens of every request (as the test
+/// server counts them), written to target/tmp for the record. A step starts from a fresh
+/// context; an unplanned run's context only grows.
+#[test]
+fn a_planned_run_keeps_each_requests_context_small() {
+    let edits = || {
+        vec![
+            read_app(),
+            fix_app(),
+            Scripted::final_done("fixed total"),
+            Scripted::call("ws_read", json!({"path": "README.md"})),
+            Scripted::call(
+                "ws_edit",
+                json!({"path": "README.md", "old_str": "# app", "new_str": "# app\n\n`total` skips None."}),
+            ),
+            Scripted::final_done("documented"),
+        ]
+    };
+    let p = Project::new();
+    p.write("app.py", APP);
+    p.write("README.md", README);
+    let mut script = vec![plan_text(json!([
+        {"goal": "make total skip None", "files": ["app.py"]},
+        {"goal": "document total", "files": ["README.md"]}
+    ]))];
+    script.extend(edits());
+    let planned = FakeModel::with_models(script, models());
+    let r = plan_run(&p, &planned, &[], &[]);
+    assert_eq!(r.answer["status"], "done", "{}", r.stderr);
+
+    let q = Project::new();
+    q.write("app.py", APP);
+    q.write("README.md", README);
+    // Unplanned, the model goes on to the README after its first summary line.
+    let mut unplanned_script = edits();
+    unplanned_script.remove(2);
+    let unplanned = FakeModel::start(unplanned_script);
+    let r = run(&q, &unplanned, "fix total and document it");
+    assert_eq!(r.answer["status"], "done", "{}", r.stderr);
+
+    let steps = planned.counted();
+    let whole = unplanned.counted();
+    let record = format!(
+        "prompt tokens per request, planned (plan phase, step 1 ×3, step 2 ×3): {steps:?}\nunplanned: {whole:?}\n"
+    );
+    let _ = std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("plan-request-sizes.txt"),
+        &record,
+    );
+    // Each step starts from a fresh context (its first request is smaller than the step
+    // before it ended with); unplanned, the context only grows.
+    assert!(steps[4] < steps[3], "{record}");
+    assert!(whole.windows(2).all(|w| w[0] < w[1]), "{record}");
 }

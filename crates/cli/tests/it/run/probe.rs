@@ -182,3 +182,49 @@ fn any_model_name_written_loads_back_as_itself() {
         assert_eq!(next.requests()[0]["model"], json!(name.trim()), "{name:?}");
     }
 }
+
+#[test]
+fn a_roles_model_is_probed_and_written_under_its_own_key() {
+    let home = tempfile::tempdir().unwrap();
+    let model = FakeModel::with_models(
+        probe_script(),
+        vec![
+            json!({"id": "test-model", "object": "model"}),
+            json!({"id": "planner", "object": "model"}),
+        ],
+    );
+    let p = Project::new();
+    p.write(".slmcode/config.yaml", "plan_model: planner\n");
+    let out = bin()
+        .args(["doctor", "--role", "plan", "--write", "--root"])
+        .arg(p.root())
+        .env("SLMCODE_ENDPOINT", &model.url)
+        .env("XDG_CONFIG_HOME", home.path())
+        .env("SLMCODE_RETRY_BASE_MS", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("plan_model planner is served"), "{text}");
+    assert!(text.contains("probing planner"), "{text}");
+    assert!(model.requests().iter().all(|r| r["model"] == "planner"));
+    let written = std::fs::read_to_string(home.path().join("slmcode/config.yaml")).unwrap();
+    assert_eq!(written, "plan_model: planner\ntool_mode: native\n");
+    // No role model and no model: said, nothing probed.
+    let bare = Project::new();
+    let out = bin()
+        .args(["doctor", "--role", "edit", "--root"])
+        .arg(bare.root())
+        .env("SLMCODE_ENDPOINT", &model.url)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("the edit role has no model: set edit_model (or model) in the config"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
