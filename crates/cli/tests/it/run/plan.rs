@@ -148,6 +148,22 @@ fn the_plan_is_made_reading_then_each_step_runs_fresh_and_focused() {
     // Each step's context is smaller than carrying the whole conversation would be.
     let counted = model.counted();
     assert!(counted[5] < counted[4], "{counted:?}");
+    // The checklist mirrored the plan: step 2's saved session has step 1 done, itself not.
+    let states: Vec<String> = std::fs::read_dir(p.path(".slmcode/runs"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".state.json"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    let step2_todo = json!([
+        {"text": "1. make total skip None", "done": true},
+        {"text": "2. document total", "done": false}
+    ]);
+    assert!(
+        states.iter().any(|s| serde_json::from_str::<Value>(s)
+            .is_ok_and(|v| v["session"]["todo"] == step2_todo)),
+        "{states:?}"
+    );
     // The trajectory records the phases and the steps.
     let id = r.answer["plan_id"].as_str().unwrap();
     let log = std::fs::read_to_string(p.path(&format!(".slmcode/runs/{id}.jsonl"))).unwrap();
