@@ -478,6 +478,7 @@ pub async fn prepare(
         think: ws.config.think.to_string(),
         think_budget: ws.config.think_budget,
         plans: false,
+        map_within: Vec::new(),
     };
     Ok(Launch {
         backend,

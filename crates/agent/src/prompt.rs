@@ -207,6 +207,18 @@ pub fn repo_map(
     instructions: Option<&str>,
     tokens: usize,
 ) -> Option<RepoMap> {
+    repo_map_within(ws, task, instructions, tokens, &[])
+}
+
+/// [`repo_map`] restricted to the files `within` names and their neighbours (a plan step's
+/// files); empty: the whole project.
+pub fn repo_map_within(
+    ws: &mut Workspace,
+    task: &str,
+    instructions: Option<&str>,
+    tokens: usize,
+    within: &[String],
+) -> Option<RepoMap> {
     if tokens == 0 {
         return None;
     }
@@ -218,9 +230,13 @@ pub fn repo_map(
     } = ws;
     session.symbols.refresh(jail, control);
     let context: Vec<&str> = std::iter::once(task).chain(instructions).collect();
-    symbols::map::build(&session.symbols, jail, &context, &|text| {
-        map_tokens(text) <= tokens
-    })
+    symbols::map::build_within(
+        &session.symbols,
+        jail,
+        &context,
+        &|text| map_tokens(text) <= tokens,
+        within,
+    )
 }
 
 /// Tokens of a rendered map, counted at 2.8 characters a token rather than the loop's 3.5:

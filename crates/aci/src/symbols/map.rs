@@ -54,7 +54,20 @@ pub fn build(
     context: &[&str],
     fits: &dyn Fn(&str) -> bool,
 ) -> Option<RepoMap> {
-    let mut ranked = rank(index, context);
+    build_within(index, jail, context, fits, &[])
+}
+
+/// [`build`], restricted to the files `within` names and their neighbours — the files that
+/// define what they reference and the files that reference what they define (a plan step's
+/// map). Empty `within`: the whole project.
+pub fn build_within(
+    index: &SymbolIndex,
+    jail: &Jail,
+    context: &[&str],
+    fits: &dyn Fn(&str) -> bool,
+    within: &[String],
+) -> Option<RepoMap> {
+    let mut ranked = rank(index, context, within);
     if ranked.is_empty() {
         return None;
     }
@@ -84,19 +97,33 @@ pub fn build(
 type DefRef<'a> = (&'a str, usize);
 
 /// Every definition with a positive score, best first.
-fn rank<'a>(index: &'a SymbolIndex, context: &[&str]) -> Vec<DefRef<'a>> {
+fn rank<'a>(index: &'a SymbolIndex, context: &[&str], within: &[String]) -> Vec<DefRef<'a>> {
     let files: Vec<(&str, &Entry)> = index.files().collect();
     if files.is_empty() {
         return Vec::new();
     }
     let words = words_of(context);
     let graph = Graph::of(index, &files, &words);
+    let allowed = (!within.is_empty()).then(|| graph.neighbourhood(&files, within));
     let mentioned = specific_mentions(&files, &words);
-    let restart = restart_at(&files, &mentioned, &words);
+    let restart = match &allowed {
+        // Restricted: the walk restarts within the neighbourhood, evenly, so every file of
+        // it ranks (one that only calls into the step's files too).
+        Some(set) => {
+            let share = 1.0 / set.len().max(1) as f64;
+            (0..files.len())
+                .map(|f| if set.contains(&f) { share } else { 0.0 })
+                .collect()
+        }
+        None => restart_at(&files, &mentioned, &words),
+    };
     let (rank, inflow) = graph.pagerank(&restart);
 
     let mut scored: Vec<(f64, DefRef)> = Vec::new();
     for (f, (path, entry)) in files.iter().enumerate() {
+        if allowed.as_ref().is_some_and(|a| !a.contains(&f)) {
+            continue;
+        }
         let code = entry
             .definitions
             .iter()
@@ -184,6 +211,31 @@ impl Graph {
             edges,
             out_weight,
         }
+    }
+
+    /// The files named in `within` (by path), the files defining what they reference, and
+    /// the files referencing what they define.
+    fn neighbourhood(&self, files: &[(&str, &Entry)], within: &[String]) -> HashSet<usize> {
+        let mut set: HashSet<usize> = files
+            .iter()
+            .enumerate()
+            .filter(|(_, (path, _))| within.iter().any(|w| w == path))
+            .map(|(f, _)| f)
+            .collect();
+        let core = set.clone();
+        for &(from, id, _) in &self.edges {
+            let defined = self.definers.get(&id).into_iter().flatten();
+            if core.contains(&from) {
+                set.extend(defined);
+            } else if self
+                .definers
+                .get(&id)
+                .is_some_and(|d| d.iter().any(|f| core.contains(f)))
+            {
+                set.insert(from);
+            }
+        }
+        set
     }
 
     /// Personalized PageRank restarting at `restart`: each file's rank, and the rank that

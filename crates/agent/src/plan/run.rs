@@ -1,8 +1,8 @@
 //! The two phases of a plan-mode run. Phase 1: the plan model, offered only the tools that
 //! change nothing, answers with a plan. Phase 2: each step, in order, is a fresh sub-run of the
 //! edit model whose context is the task, the plan in one block with this step marked, the
-//! earlier steps' outcomes in one line each, and the step's files' outlines — not the earlier
-//! steps' turns. The step may change only its files (the focus mechanism), must read what it
+//! earlier steps' outcomes in one line each, a repo map of the step's files and their
+//! neighbours, and the step's files' outlines — not the earlier steps' turns. The step may change only its files (the focus mechanism), must read what it
 //! edits, and its check (or `verify`) must pass; a step that still fails stops the plan
 //! `blocked` with what was done. After each step the plan's state is saved, so `--resume`
 //! continues from the first unfinished step.
@@ -247,6 +247,7 @@ impl PlanRun {
             let text = self.step_task(&state, i);
             let mut settings = self.edit.settings.clone();
             settings.task = text;
+            settings.map_within = step.files.clone();
             settings.verify = if step.check.is_empty() {
                 verify.clone()
             } else {

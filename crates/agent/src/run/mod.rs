@@ -81,6 +81,9 @@ pub struct RunSettings {
     pub think_budget: usize,
     /// The answer is a plan ([`crate::plan`]), not the final JSON: plan mode's first phase.
     pub plans: bool,
+    /// The files the run is about (a plan step's): its repo map is restricted to them and
+    /// their neighbours. Empty: the whole project.
+    pub map_within: Vec<String>,
     /// The check a `done` answer must pass (`verify` in the config), run through ws_shell.
     pub verify: Option<String>,
     /// How many failed checks go back to the model before the run ends blocked.
@@ -222,7 +225,13 @@ impl Agent {
             let instructions = prompt::project_instructions(&ws.jail);
             let budget =
                 prompt::repo_map_budget(ws.config.repo_map_tokens, settings.context_window);
-            let map = prompt::repo_map(&mut ws, &settings.task, instructions.as_deref(), budget);
+            let map = prompt::repo_map_within(
+                &mut ws,
+                &settings.task,
+                instructions.as_deref(),
+                budget,
+                &settings.map_within,
+            );
             (instructions, map)
         };
         let task = prompt::task_message(

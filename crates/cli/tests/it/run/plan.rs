@@ -160,8 +160,10 @@ fn the_plan_is_made_reading_then_each_step_runs_fresh_and_focused() {
         {"text": "2. document total", "done": false}
     ]);
     assert!(
-        states.iter().any(|s| serde_json::from_str::<Value>(s)
-            .is_ok_and(|v| v["session"]["todo"] == step2_todo)),
+        states
+            .iter()
+            .any(|s| serde_json::from_str::<Value>(s)
+                .is_ok_and(|v| v["session"]["todo"] == step2_todo)),
         "{states:?}"
     );
     // The trajectory records the phases and the steps.
@@ -325,4 +327,58 @@ fn a_planned_run_keeps_each_requests_context_small() {
     // before it ended with); unplanned, the context only grows.
     assert!(steps[4] < steps[3], "{record}");
     assert!(whole.windows(2).all(|w| w[0] < w[1]), "{record}");
+}
+
+#[test]
+fn a_steps_repo_map_holds_its_files_and_their_neighbours_only() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    p.write(
+        "report.py",
+        "from app import total\n\ndef report(xs):\n    return total(xs)\n",
+    );
+    p.write("other.py", "def unrelated_helper():\n    return 1\n");
+    let model = FakeModel::with_models(
+        vec![
+            plan_text(json!([{"goal": "make total skip None", "files": ["app.py"]}])),
+            Scripted::final_done("looked"),
+        ],
+        models(),
+    );
+    let mut cmd = run_command(
+        &p,
+        &model,
+        "fix total; unrelated_helper stays as it is",
+        &[
+            "--plan",
+            "--plan-model",
+            "plan-model",
+            "--edit-model",
+            "edit-model",
+        ],
+        &[],
+    );
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The plan phase's map is the whole project's: the task names unrelated_helper.
+    let planning = user_text(&model.requests()[0]);
+    assert!(planning.contains("other.py:"), "{planning}");
+    // The step's map: app.py and report.py (which calls total), not other.py, though the
+    // step's task text names unrelated_helper too.
+    let step = user_text(&model.requests()[1]);
+    assert!(step.contains("unrelated_helper"), "{step}");
+    let map = step
+        .split("Repo map")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no map in {step}"));
+    assert!(
+        map.contains("app.py:") && map.contains("report.py:"),
+        "{map}"
+    );
+    assert!(!map.contains("other.py"), "{map}");
 }

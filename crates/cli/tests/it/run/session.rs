@@ -29,6 +29,7 @@ fn settings(task: &str) -> RunSettings {
         think: "auto".into(),
         think_budget: 0,
         plans: false,
+        map_within: Vec::new(),
         verify: None,
         verify_retries: 0,
     }
