@@ -155,7 +155,7 @@ impl Learning {
         outcome: &Outcome,
         endpoint: &str,
         model: &str,
-        say: &mut dyn FnMut(Said),
+        say: &mut (dyn FnMut(Said) + Send),
     ) {
         if let (Some(why), Some(path)) = (&outcome.refused_tools, &self.memory_path) {
             let mut memory = ServerMemory::load(path);
@@ -231,7 +231,7 @@ impl Launch {
 pub fn backend(
     config: &Config,
     stream: bool,
-    say: &mut dyn FnMut(Said),
+    say: &mut (dyn FnMut(Said) + Send),
 ) -> Result<Backend, LaunchError> {
     let endpoint = config
         .endpoint
@@ -295,7 +295,7 @@ pub async fn settle_context(
 /// on those hooks.
 pub fn project_hooks(
     ws: &Workspace,
-    say: &mut dyn FnMut(Said),
+    say: &mut (dyn FnMut(Said) + Send),
 ) -> Result<Option<Hooks>, LaunchError> {
     // One read: the bytes whose hash is checked are the bytes that run.
     let (hash, loaded) = match hooks::load(&ws.jail) {
@@ -333,7 +333,7 @@ pub fn task_language(task: &str, ws: &Workspace) -> &'static str {
 pub fn choose_model(
     config: &Config,
     listed: &[ModelInfo],
-    say: &mut dyn FnMut(Said),
+    say: &mut (dyn FnMut(Said) + Send),
 ) -> Result<String, LaunchError> {
     match config.model.clone() {
         Some(m) => {
@@ -360,7 +360,7 @@ fn tool_mode(
     memory: Option<&std::path::Path>,
     endpoint: &str,
     model: &str,
-    say: &mut dyn FnMut(Said),
+    say: &mut (dyn FnMut(Said) + Send),
 ) -> ToolMode {
     let configured = ToolMode::parse(config.tool_mode);
     if configured != ToolMode::Auto {
@@ -383,7 +383,7 @@ fn tool_mode(
 pub async fn prepare(
     ws: &Workspace,
     options: LaunchOptions<'_>,
-    say: &mut dyn FnMut(Said),
+    say: &mut (dyn FnMut(Said) + Send),
 ) -> Result<Launch, LaunchError> {
     let mut backend = backend(&ws.config, options.stream, say)?;
     if let Some(n) = options.notices {

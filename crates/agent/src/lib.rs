@@ -16,6 +16,7 @@
 
 pub mod approvals;
 pub mod backend;
+pub mod bench;
 pub mod blocking;
 pub mod events;
 pub mod evolve;

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use commands::{
-    chat, checkpoints, config, doctor, evolve, hooks, init, map, mcp, models, pending, run, runs,
-    session, tool, tools,
+    bench, chat, checkpoints, config, doctor, evolve, hooks, init, map, mcp, models, pending, run,
+    runs, session, tool, tools,
 };
 
 #[derive(Parser)]
@@ -32,6 +32,10 @@ enum Command {
     /// Ctrl-C stops one, approvals are asked inline, /undo /diff /model and more (/help).
     /// With stdin not a terminal: one message a line in, the events as JSON lines out.
     Chat(chat::ChatArgs),
+    /// Measure what a model achieves with slmcode: `bench run SUITE` runs the exercises of a
+    /// suite in Aider's polyglot layout (pass@1, pass@2, repeats, shards) and records JSON
+    /// lines under bench/results/LABEL/; `bench merge` joins shards' results.
+    Bench(bench::BenchArgs),
     /// Do a task with a local model: `slmcode run "add a --verbose flag"`. Progress goes to
     /// stderr; the final answer is printed at the end (exit 0 done, 1 blocked, 2 error, 130
     /// interrupted). Every request, reply and tool result is logged to .slmcode/runs/.
@@ -112,6 +116,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             args.apply_flags(&mut ws.config)?;
             run::run(args, ws)
         }
+        Command::Bench(args) => bench::run(args),
         Command::Config(args) => config::run(args),
         Command::Init(args) => init::run(args),
         Command::Doctor(args) => doctor::run(args),

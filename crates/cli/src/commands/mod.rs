@@ -2,6 +2,7 @@
 //! What they share (the workspace, the registry with the project's hooks, reporting a
 //! result) is in `common`.
 
+pub mod bench;
 pub mod chat;
 pub mod checkpoints;
 pub mod common;

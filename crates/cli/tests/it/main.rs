@@ -10,6 +10,7 @@ mod common;
 mod forgotten;
 mod openai;
 
+mod bench;
 mod cap;
 mod chat;
 mod config;

@@ -1,0 +1,3 @@
+pub fn double(x: i64) -> i64 {
+    x * 2
+}

@@ -1,0 +1,6 @@
+use double::double;
+
+#[test]
+fn doubles() {
+    assert_eq!(double(21), 42);
+}
