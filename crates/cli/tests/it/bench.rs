@@ -267,3 +267,33 @@ fn shards_split_the_suite_and_merge_joins_their_results() {
         "{stderr}"
     );
 }
+
+#[test]
+fn jobs_run_exercises_side_by_side_and_every_line_stays_whole() {
+    let results = tempfile::tempdir().unwrap();
+    // Every reply is the same "done", so the order two exercises ask in does not matter.
+    let model = FakeModel::start(vec![Scripted::final_done("done"); 8]);
+    let (code, stderr) = bench(&model, results.path(), &["--jobs", "2"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let rs = records(&results.path().join("test/results.jsonl"));
+    // Four exercises, two failing attempts each, every line a whole record.
+    assert_eq!(rs.len(), 8, "{stderr}");
+    let mut keys: Vec<(String, u64)> = rs
+        .iter()
+        .map(|r| {
+            (
+                r["exercise"].as_str().unwrap().to_string(),
+                r["attempt"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 8);
+    assert!(
+        rs.iter()
+            .all(|r| r["passed"] == false && r["status"] == "blocked"),
+        "{rs:?}"
+    );
+    assert!(stderr.contains("] 4/4 · 0 passed (0%)"), "{stderr}");
+}
