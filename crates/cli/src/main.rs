@@ -107,13 +107,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     };
     match command {
         Command::Chat(args) => {
-            let mut ws = commands::common::open_workspace(args.root.clone())?;
-            args.apply_flags(&mut ws.config)?;
+            let mut ws = commands::common::open_workspace(args.settings.root.clone())?;
+            args.settings.apply_flags(&mut ws.config)?;
             chat::run(args, ws)
         }
         Command::Run(args) => {
-            let mut ws = commands::common::open_workspace(args.root.clone())?;
-            args.apply_flags(&mut ws.config)?;
+            let mut ws = commands::common::open_workspace(args.settings.root.clone())?;
+            args.settings.apply_flags(&mut ws.config)?;
             run::run(args, ws)
         }
         Command::Bench(args) => bench::run(args),

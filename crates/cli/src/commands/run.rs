@@ -26,6 +26,26 @@ pub struct RunArgs {
     /// another one (see `slmcode runs list`).
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
+    #[command(flatten)]
+    pub settings: SettingsFlags,
+    /// Print the final answer as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the run's event stream on stdout, one JSON object a line (the streamed text, each
+    /// call and its outcome, each file's diff, the budget, the final answer), for scripts and
+    /// other front ends. Progress stays on stderr.
+    #[arg(long)]
+    pub events: bool,
+    /// Plan mode: the plan model (read-only tools) answers with a plan of small steps, then
+    /// each step runs as a fresh, focused run of the edit model, checked after it. With
+    /// `--resume` (or `--resume ID`): continue a plan from its first unfinished step.
+    #[arg(long)]
+    pub plan: bool,
+}
+
+/// The settings flags `slmcode run` and `slmcode chat` share: the top layer of the config.
+#[derive(clap::Args, Clone, Default)]
+pub struct SettingsFlags {
     /// Project root (default: the current directory).
     #[arg(long)]
     pub root: Option<PathBuf>,
@@ -48,25 +68,12 @@ pub struct RunArgs {
     /// Adds to `protect` in the config.
     #[arg(long, value_name = "GLOB")]
     pub protect: Vec<String>,
-    /// Print the final answer as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Print the run's event stream on stdout, one JSON object a line (the streamed text, each
-    /// call and its outcome, each file's diff, the budget, the final answer), for scripts and
-    /// other front ends. Progress stays on stderr.
-    #[arg(long)]
-    pub events: bool,
     /// Ask for whole replies instead of streamed ones.
     #[arg(long)]
     pub no_stream: bool,
     /// Take the edit format with the best learned mean instead of sampling (no exploration).
     #[arg(long)]
     pub no_explore: bool,
-    /// Plan mode: the plan model (read-only tools) answers with a plan of small steps, then
-    /// each step runs as a fresh, focused run of the edit model, checked after it. With
-    /// `--resume` (or `--resume ID`): continue a plan from its first unfinished step.
-    #[arg(long)]
-    pub plan: bool,
     /// The model that plans (default: plan_model in the config, else the model).
     #[arg(long, value_name = "MODEL")]
     pub plan_model: Option<String>,
@@ -75,7 +82,7 @@ pub struct RunArgs {
     pub edit_model: Option<String>,
 }
 
-impl RunArgs {
+impl SettingsFlags {
     /// The flags are the top layer of the settings.
     pub fn apply_flags(&self, config: &mut Config) -> Result<()> {
         if let Some(e) = &self.endpoint {
@@ -207,11 +214,11 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     let launch = runtime.block_on(launch::prepare(
         &ws,
         LaunchOptions {
-            stream: !args.no_stream,
-            explore: !args.no_explore,
+            stream: !args.settings.no_stream,
+            explore: !args.settings.no_explore,
             task: Some(&task),
             follows: follow.as_ref(),
-            model_flag: args.model.is_some(),
+            model_flag: args.settings.model.is_some(),
             role_model: None,
             notices: Some(Arc::new(show_notice)),
         },
@@ -311,11 +318,11 @@ fn run_plan(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
     };
     let runtime = runtime()?;
     let role = |model: Option<String>| LaunchOptions {
-        stream: !args.no_stream,
-        explore: !args.no_explore,
+        stream: !args.settings.no_stream,
+        explore: !args.settings.no_explore,
         task: Some(&task),
         follows: None,
-        model_flag: args.model.is_some(),
+        model_flag: args.settings.model.is_some(),
         role_model: model,
         notices: Some(Arc::new(show_notice)),
     };

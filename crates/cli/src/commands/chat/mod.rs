@@ -37,62 +37,16 @@ pub struct ChatArgs {
     /// (see `slmcode runs list`).
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
-    /// Project root (default: the current directory).
-    #[arg(long)]
-    pub root: Option<PathBuf>,
-    /// The model server's OpenAI-compatible base URL.
-    #[arg(long)]
-    pub endpoint: Option<String>,
-    /// The model to ask for (default: the configs, or the server's first).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// The most turns one message may take (default: max_turns in the config, 30).
-    #[arg(long)]
-    pub max_turns: Option<usize>,
-    /// The project's check, for `done` answers and `/verify` (default: verify in the config).
-    #[arg(long, value_name = "CMD")]
-    pub verify: Option<String>,
-    /// Paths the task must be solved without changing (a glob, e.g. "tests/**"; repeat the
-    /// flag for more): refused by every edit tool, put back when a command changes them.
-    /// Adds to `protect` in the config.
-    #[arg(long, value_name = "GLOB")]
-    pub protect: Vec<String>,
     /// How much the session asks first: ask (commands), review (commands and changes), auto
-    /// (as the config says), plan (read-only tools; the model answers with a plan).
+    /// (as the config says), plan (a message is planned with read-only tools; /go runs the plan).
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
     /// Print the event stream as JSON lines on stdout (the default when stdin is not a
     /// terminal).
     #[arg(long)]
     pub events: bool,
-    /// Ask for whole replies instead of streamed ones.
-    #[arg(long)]
-    pub no_stream: bool,
-    /// Take the edit format with the best learned mean (no exploration).
-    #[arg(long)]
-    pub no_explore: bool,
-}
-
-impl ChatArgs {
-    /// The flags are the top layer of the settings.
-    pub fn apply_flags(&self, config: &mut Config) -> Result<()> {
-        if let Some(e) = &self.endpoint {
-            config.apply_flag("endpoint", e, "--endpoint")?;
-        }
-        if let Some(m) = &self.model {
-            config.apply_flag("model", m, "--model")?;
-        }
-        if let Some(n) = self.max_turns {
-            config.apply_flag("max_turns", &n.to_string(), "--max-turns")?;
-        }
-        if let Some(v) = &self.verify {
-            config.apply_flag("verify", v, "--verify")?;
-        }
-        if !self.protect.is_empty() {
-            config.add_protect(&self.protect, "--protect")?;
-        }
-        Ok(())
-    }
+    #[command(flatten)]
+    pub settings: super::run::SettingsFlags,
 }
 
 /// How much the session asks before acting.
@@ -204,8 +158,8 @@ pub fn run(args: ChatArgs, ws: Workspace) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let stream = !args.no_stream;
-    let explore = !args.no_explore;
+    let stream = !args.settings.no_stream;
+    let explore = !args.settings.no_explore;
     let launch = runtime.block_on(launch::prepare(
         &ws,
         LaunchOptions {
@@ -213,7 +167,7 @@ pub fn run(args: ChatArgs, ws: Workspace) -> Result<ExitCode> {
             explore,
             task: None,
             follows: follows.as_deref(),
-            model_flag: args.model.is_some(),
+            model_flag: args.settings.model.is_some(),
             role_model: None,
             notices: None,
         },
