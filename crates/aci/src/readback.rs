@@ -49,7 +49,7 @@ pub fn read_path(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 }
 
 /// The refusal of a file over its bound, in words that name both sizes.
-fn too_large(size: u64, limit: u64) -> io::Error {
+pub(crate) fn too_large(size: u64, limit: u64) -> io::Error {
     io::Error::new(
         ErrorKind::FileTooLarge,
         format!("it is {size} bytes, over the {limit} bytes slmcode reads of such a file, so it was not read"),

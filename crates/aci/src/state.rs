@@ -155,23 +155,130 @@ pub struct LogLines {
 /// Reads a log back: its lines up to the first one that does not check (that one and all after
 /// are left out; [`LogLines::untrusted_from`] says where, for the caller to say so).
 pub fn read_log(jail: &Jail, path: &RelPath) -> Result<LogLines, ToolError> {
-    let bytes = read_bounded(jail, path)?;
-    let mut out = LogLines::default();
-    let mut chain = Chain::default();
-    let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    if lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
+    let mut follower = LogFollower::new(path.clone());
+    let mut lines = follower.read_new(jail)?;
+    // A last line without its newline (a writer stopped mid-line) is read as a line: it
+    // checks, or the log is untrusted from there.
+    lines.extend(follower.finish());
+    Ok(LogLines {
+        lines,
+        untrusted_from: follower.untrusted_from(),
+    })
+}
+
+/// A log read as it grows (a run followed live, `slmcode view`): each read takes what was
+/// appended since the one before and checks it against the chain so far, so a long log is
+/// never read twice. A line not yet finished waits for the next read; from the first line
+/// that does not check (or when the log shrinks: it was replaced) nothing more is believed.
+#[derive(Debug)]
+pub struct LogFollower {
+    path: RelPath,
+    offset: u64,
+    chain: Chain,
+    partial: Vec<u8>,
+    lines: usize,
+    untrusted_from: Option<usize>,
+}
+
+impl LogFollower {
+    /// A follower at the start of the log at `path`.
+    pub fn new(path: RelPath) -> LogFollower {
+        LogFollower {
+            path,
+            offset: 0,
+            chain: Chain::default(),
+            partial: Vec::new(),
+            lines: 0,
+            untrusted_from: None,
+        }
     }
-    for (i, line) in lines.iter().enumerate() {
-        match chain.open_line(path.as_str(), line) {
-            Some(content) => out.lines.push(content.into_owned()),
+
+    /// The complete lines appended since the last read that slmcode wrote, in order. The log
+    /// is read through the same size bound as every record.
+    pub fn read_new(&mut self, jail: &Jail) -> Result<Vec<Vec<u8>>, ToolError> {
+        use std::io::{Seek, SeekFrom};
+        if self.untrusted_from.is_some() {
+            return Ok(Vec::new());
+        }
+        let path = &self.path;
+        let io = |e: std::io::Error| {
+            ToolError::refused(RefusalClass::Io, format!("{path} could not be read: {e}"))
+        };
+        let mut file = jail.open_file(path)?.into_std();
+        let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() {
+            return Err(ToolError::refused(
+                RefusalClass::Io,
+                format!("{path} could not be read: it is not a regular file"),
+            ));
+        }
+        if meta.len() > RECORD_MAX_BYTES {
+            let e = readback::too_large(meta.len(), RECORD_MAX_BYTES);
+            return Err(ToolError::refused(
+                RefusalClass::Untrusted,
+                format!("{path}: {e}"),
+            ));
+        }
+        if meta.len() < self.offset {
+            self.untrusted_from = Some(self.lines + 1);
+            return Ok(Vec::new());
+        }
+        file.seek(SeekFrom::Start(self.offset)).map_err(io)?;
+        let before = self.partial.len();
+        file.take(meta.len() - self.offset)
+            .read_to_end(&mut self.partial)
+            .map_err(io)?;
+        self.offset += (self.partial.len() - before) as u64;
+        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
+            return Ok(Vec::new());
+        };
+        let rest = self.partial.split_off(end + 1);
+        let done = std::mem::replace(&mut self.partial, rest);
+        let mut out = Vec::new();
+        for line in done[..end].split(|b| *b == b'\n') {
+            match self.chain.open_line(self.path.as_str(), line) {
+                Some(content) => {
+                    out.push(content.into_owned());
+                    self.lines += 1;
+                }
+                None => {
+                    self.untrusted_from = Some(self.lines + 1);
+                    self.partial.clear();
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The unfinished last line, read as a whole one (the log is complete: nothing more will
+    /// be appended); empty when there is none or it does not check.
+    pub fn finish(&mut self) -> Option<Vec<u8>> {
+        if self.partial.is_empty() || self.untrusted_from.is_some() {
+            return None;
+        }
+        let line = std::mem::take(&mut self.partial);
+        match self.chain.open_line(self.path.as_str(), &line) {
+            Some(content) => {
+                self.lines += 1;
+                Some(content.into_owned())
+            }
             None => {
-                out.untrusted_from = Some(i + 1);
-                break;
+                self.untrusted_from = Some(self.lines + 1);
+                None
             }
         }
     }
-    Ok(out)
+
+    /// The 1-based line from which the log is not slmcode's, once one was found.
+    pub fn untrusted_from(&self) -> Option<usize> {
+        self.untrusted_from
+    }
+
+    /// Lines read and believed so far.
+    pub fn lines_read(&self) -> usize {
+        self.lines
+    }
 }
 
 /// What is said of a log whose lines from `from` on slmcode did not write.
@@ -345,5 +452,72 @@ fn why_of(e: &ToolError) -> String {
     match e.class() {
         RefusalClass::Untrusted => "no valid state MAC".to_string(),
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn append_raw(dir: &std::path::Path, path: &RelPath, bytes: &[u8]) {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(path.as_str()))
+            .unwrap();
+        f.write_all(bytes).unwrap();
+    }
+
+    #[test]
+    fn a_follower_reads_each_line_once_and_stops_at_a_foreign_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let jail = Jail::open(dir.path()).unwrap();
+        let path = layout::path(layout::RUNS).join("x.jsonl");
+        let log = Log::new(path.clone());
+        log.append(&jail, br#"{"n":1}"#).unwrap();
+        log.append(&jail, br#"{"n":2}"#).unwrap();
+        let mut f = LogFollower::new(path.clone());
+        assert_eq!(
+            f.read_new(&jail).unwrap(),
+            vec![br#"{"n":1}"#.to_vec(), br#"{"n":2}"#.to_vec()]
+        );
+        assert!(f.read_new(&jail).unwrap().is_empty());
+        log.append(&jail, br#"{"n":3}"#).unwrap();
+        assert_eq!(f.read_new(&jail).unwrap(), vec![br#"{"n":3}"#.to_vec()]);
+        assert_eq!(f.lines_read(), 3);
+        // A line still being written waits for its newline.
+        let mut next = Chain::default();
+        for l in [&br#"{"n":1}"#[..], br#"{"n":2}"#, br#"{"n":3}"#] {
+            next.seal_line(path.as_str(), l);
+        }
+        let sealed = next.seal_line(path.as_str(), br#"{"n":4}"#);
+        append_raw(dir.path(), &path, &sealed[..5]);
+        assert!(f.read_new(&jail).unwrap().is_empty());
+        append_raw(dir.path(), &path, &sealed[5..]);
+        append_raw(dir.path(), &path, b"\n");
+        assert_eq!(f.read_new(&jail).unwrap(), vec![br#"{"n":4}"#.to_vec()]);
+        // A line slmcode did not write ends what is believed, now and later.
+        append_raw(dir.path(), &path, b"{\"type\":\"final\"}\n");
+        log.append(&jail, br#"{"n":5}"#).unwrap();
+        assert!(f.read_new(&jail).unwrap().is_empty());
+        assert_eq!(f.untrusted_from(), Some(5));
+        assert!(f.read_new(&jail).unwrap().is_empty());
+        let whole = read_log(&jail, &path).unwrap();
+        assert_eq!(whole.lines.len(), 4);
+        assert_eq!(whole.untrusted_from, Some(5));
+    }
+
+    #[test]
+    fn a_log_that_shrank_was_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let jail = Jail::open(dir.path()).unwrap();
+        let path = layout::path(layout::RUNS).join("y.jsonl");
+        let log = Log::new(path.clone());
+        log.append(&jail, br#"{"a":"long first line"}"#).unwrap();
+        let mut f = LogFollower::new(path.clone());
+        assert_eq!(f.read_new(&jail).unwrap().len(), 1);
+        std::fs::write(dir.path().join(path.as_str()), b"x\n").unwrap();
+        assert!(f.read_new(&jail).unwrap().is_empty());
+        assert_eq!(f.untrusted_from(), Some(2));
     }
 }
