@@ -143,6 +143,22 @@ impl Event {
         Event::Warning { text: text.into() }
     }
 
+    /// The record the trajectory keeps of this event, when it keeps one: what a file became
+    /// (its capped diff) and where the history was compacted — facts a reader of the run needs
+    /// that no other record holds. Named as the event is, with the event's fields.
+    pub fn for_trajectory(&self) -> Option<(&'static str, Value)> {
+        let kind = match self {
+            Event::FileChanged { .. } => "file_changed",
+            Event::Compacted { .. } => "compacted",
+            _ => return None,
+        };
+        let mut fields = serde_json::to_value(self).ok()?;
+        if let Value::Object(o) = &mut fields {
+            o.remove("event");
+        }
+        Some((kind, fields))
+    }
+
     /// The event as one JSON line (without the newline), for `--events` and `slmcode chat`'s
     /// machine output.
     pub fn to_json_line(&self) -> String {
@@ -229,6 +245,28 @@ mod tests {
         assert_eq!(e.to_json_line(), r#"{"event":"turn","number":2,"max":30}"#);
         let e = Event::note("hi");
         assert_eq!(e.to_json_line(), r#"{"event":"note","text":"hi"}"#);
+    }
+
+    #[test]
+    fn the_trajectory_keeps_diffs_and_compactions_as_they_are() {
+        let e = Event::FileChanged {
+            path: "a.py".into(),
+            added: 1,
+            removed: 0,
+            diff: "+x\n".into(),
+        };
+        let (kind, fields) = e.for_trajectory().unwrap();
+        assert_eq!(kind, "file_changed");
+        assert_eq!(
+            fields,
+            serde_json::json!({"path": "a.py", "added": 1, "removed": 0, "diff": "+x\n"})
+        );
+        let e = Event::Compacted {
+            before: 9,
+            after: 3,
+        };
+        assert_eq!(e.for_trajectory().unwrap().0, "compacted");
+        assert!(Event::Turn { number: 1, max: 2 }.for_trajectory().is_none());
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl Trajectory {
 }
 
 /// Year, month, day of a count of days since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_date(days: u64) -> (i64, u32, u32) {
+pub(crate) fn civil_date(days: u64) -> (i64, u32, u32) {
     let z = days as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -118,15 +118,32 @@ pub fn load(jail: &Jail, id: &str) -> Result<(Vec<Value>, Option<usize>), ToolEr
     Ok((records, log.untrusted_from))
 }
 
-/// One line per run, oldest first: id, status, turns, task.
-pub fn list(jail: &Jail) -> Result<Vec<String>, ToolError> {
+/// Where run `id`'s trajectory is, project-relative.
+pub fn log_path(id: &str) -> RelPath {
+    runs_dir().join(&format!("{id}.jsonl"))
+}
+
+/// The ids of the runs under `.slmcode/runs/`, oldest first (ids sort by time).
+pub fn ids(jail: &Jail) -> Result<Vec<String>, ToolError> {
     let mut ids: Vec<String> = state::list_names(jail, &runs_dir())?
         .into_iter()
         .filter_map(|n| n.strip_suffix(".jsonl").map(str::to_string))
+        .filter(|id| state::check_id(id, "run", "slmcode runs list").is_ok())
         .collect();
     ids.sort();
+    Ok(ids)
+}
+
+/// The process that writes run `id`: its id carries the pid ([`Trajectory::create`]), so a
+/// run without a final answer whose process is gone was stopped, not still running.
+pub fn writer_pid(id: &str) -> Option<u32> {
+    id.split('-').nth(2)?.parse().ok()
+}
+
+/// One line per run, oldest first: id, status, turns, task.
+pub fn list(jail: &Jail) -> Result<Vec<String>, ToolError> {
     let mut out = Vec::new();
-    for id in ids {
+    for id in ids(jail)? {
         // A run whose log slmcode did not write is not one of this user's; lines added to one
         // are left out. Both are reported.
         let records = match load(jail, &id) {
@@ -262,6 +279,10 @@ mod tests {
         );
         assert!(show(&jail, &t.id).unwrap().contains("task: add a flag"));
         assert!(load(&jail, "../x").is_err());
+        assert_eq!(ids(&jail).unwrap(), vec![t.id.clone()]);
+        assert_eq!(writer_pid(&t.id), Some(std::process::id()));
+        assert_eq!(writer_pid("20261206-101010-42-3"), Some(42));
+        assert_eq!(writer_pid("odd"), None);
         assert!(load(&jail, "nope")
             .unwrap_err()
             .to_string()

@@ -34,6 +34,15 @@ impl Agent {
         self.history.push(Entry { message, kind });
     }
 
+    /// A message of the harness's own to the model — a repair, a nudge, the turns left —
+    /// kept in the history like any other and recorded in the trajectory as a steering turn,
+    /// so that whoever reads the run later sees where the harness stepped in.
+    pub(super) fn steer(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.log("steer", serde_json::json!({"text": text}));
+        self.push(Message::user(text), EntryKind::Fixed);
+    }
+
     /// The prompt's budget: the window less the reply's room (`max_tokens`, but at most a
     /// quarter of the window) and a margin for the estimate's error and the chat template's
     /// own tokens. A request whose prompt stays under it, with the reply's room, cannot run

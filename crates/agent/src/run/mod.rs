@@ -360,7 +360,12 @@ impl Agent {
         &self.trajectory
     }
 
+    /// Sends `event` to the front end; the events a reader of the run needs later (a file's
+    /// diff, a compaction) also go into the trajectory, as they are.
     fn emit(&mut self, event: Event) {
+        if let Some((kind, fields)) = event.for_trajectory() {
+            self.log(kind, fields);
+        }
         events::emit(&self.on_event, &event);
     }
 

@@ -146,10 +146,7 @@ impl Agent {
         if left <= WARN_TURNS_LEFT {
             // Kept in the history, not added to this request alone: each request then extends
             // the one before, and the server's prompt cache holds.
-            self.push(
-                Message::user(prompt::turns_left_warning(left)),
-                EntryKind::Fixed,
-            );
+            self.steer(prompt::turns_left_warning(left));
         }
         let mut reply = tokio::select! {
             r = self.ask(turn) => r?,
@@ -171,7 +168,7 @@ impl Agent {
                 "Your reply was stopped early: {why}, so nothing ran. Answer with one tool call, or with the final JSON if you are done."
             );
             self.note(format!("reply stopped early: {why}"));
-            self.push(Message::user(text), EntryKind::Fixed);
+            self.steer(text);
             return Ok(Turn::Continue { ran_call: false });
         }
         if reply.truncated() {
@@ -184,7 +181,7 @@ impl Agent {
                 self.settings.max_tokens
             );
             self.note("reply truncated at max_tokens; asked for a shorter call".into());
-            self.push(Message::user(text), EntryKind::Fixed);
+            self.steer(text);
             return Ok(Turn::Continue { ran_call: false });
         }
         let (calls, problem) = self.calls_in(&reply);
@@ -203,7 +200,7 @@ impl Agent {
                         self.note(
                             "done with nothing changed after edits were tried; asked once whether the task is done".into(),
                         );
-                        self.push(Message::user(prompt::NOTHING_CHANGED), EntryKind::Fixed);
+                        self.steer(prompt::NOTHING_CHANGED);
                         return Ok(Turn::Continue { ran_call: false });
                     }
                     self.verify(answer, true).await
@@ -233,7 +230,7 @@ impl Agent {
             )),
             EntryKind::Assistant,
         );
-        self.push(Message::user(prompt::THINK_BUDGET_SPENT), EntryKind::Fixed);
+        self.steer(prompt::THINK_BUDGET_SPENT);
     }
 
     /// Runs `check` as a ws_shell call (its policy, sandbox and hooks): whether it passed, and
@@ -373,12 +370,9 @@ impl Agent {
                     "retries"
                 }
             ));
-            self.push(
-                Message::user(format!(
+            self.steer(format!(
                     "The check `{check}` failed, so the task is not done yet:\n{tail}\nFix the cause, then answer again."
-                )),
-                EntryKind::Fixed,
-            );
+                ));
             return Turn::Continue { ran_call: false };
         }
         self.note(format!(
@@ -410,7 +404,7 @@ impl Agent {
                 EntryKind::Assistant,
             );
             self.note(format!("no call could be run: {problem}"));
-            self.push(Message::user(problem), EntryKind::Fixed);
+            self.steer(problem);
             return Turn::Continue { ran_call: false };
         }
         let announced = announced_action(&reply.content);
@@ -442,10 +436,7 @@ impl Agent {
                 self.note(format!(
                     "the model announced \"{announced}\" without a call; asked to make it"
                 ));
-                self.push(
-                    Message::user(make_the_call_text(&announced)),
-                    EntryKind::Fixed,
-                );
+                self.steer(make_the_call_text(&announced));
                 Turn::Continue { ran_call: false }
             }
             Err(why) if !self.repaired_final => {
@@ -461,7 +452,7 @@ impl Agent {
                     self.note(format!("final answer not valid ({why}); asked once more"));
                     final_repair_text(&why)
                 };
-                self.push(Message::user(repair), EntryKind::Fixed);
+                self.steer(repair);
                 Turn::Continue { ran_call: false }
             }
             Err(why) => Turn::Final(FinalAnswer {
@@ -542,12 +533,7 @@ impl Agent {
         self.note(
             "turn budget spent after a tool call; one steering turn for the final JSON".into(),
         );
-        self.push(
-            Message::user(
-                "You are out of turns. Do not call any tool. Reply now with only the final JSON: {\"status\":\"done\" or \"blocked\",\"summary\":\"...\",\"files_changed\":[...],\"notes\":\"...\"}",
-            ),
-            EntryKind::Fixed,
-        );
+        self.steer("You are out of turns. Do not call any tool. Reply now with only the final JSON: {\"status\":\"done\" or \"blocked\",\"summary\":\"...\",\"files_changed\":[...],\"notes\":\"...\"}");
         let reply = tokio::select! {
             r = self.ask(turn + 1) => r?,
             _ = cancel.cancelled() => return Ok(None),
