@@ -12,6 +12,8 @@
 //!   control files the user trusts), [`skills`], [`specialist`] (the tools that reach the
 //!   network), [`blocking`] (async tools from the sync registry).
 //! - MCP both ways: [`mcp`] (the server over the ACI, and the `mcp_call` client).
+//! - Looking at runs: [`view`] (`slmcode view`, a local web page over the trajectories and
+//!   bench reports, live), on [`local_http`] (what slmcode's HTTP servers share).
 //! - [`user_config`]: the settings only the user, never a project, may give.
 
 pub mod approvals;
@@ -24,6 +26,7 @@ pub mod find_models;
 pub mod foreign;
 pub mod hooks;
 pub mod launch;
+pub mod local_http;
 pub mod mcp;
 pub mod plan;
 pub mod probe;

@@ -15,6 +15,8 @@ use super::server::SlmcodeServer;
 pub use super::sessions::DEFAULT_MAX_SESSIONS;
 use super::sessions::{CappedSessions, Full};
 use super::McpError as ServeError;
+pub use crate::local_http::MAX_HTTP_CONNECTIONS;
+use crate::local_http::{same_secret, serve_connections, LOCAL_ORIGINS};
 
 /// The largest HTTP request body; a larger one is answered 413 without being read.
 pub const MAX_HTTP_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -53,26 +55,11 @@ impl HttpOptions {
 /// serve tools over, short enough that connections which never finish a request are dropped.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Open connections served at once. Past this the server stops accepting until one closes, so
-/// a flood of connections waits in the kernel's queue instead of using up descriptors.
-pub const MAX_HTTP_CONNECTIONS: usize = 256;
-
 /// How long an HTTP session may sit idle before it is closed.
 pub const HTTP_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 
 /// The shortest bearer token accepted for a server reachable from other machines.
 pub const MIN_TOKEN_CHARS: usize = 16;
-
-/// Browser origins that may call the server: pages served from this machine only. A request
-/// without an Origin header (any non-browser client) is not affected.
-const LOCAL_ORIGINS: &[&str] = &[
-    "http://localhost:*",
-    "https://localhost:*",
-    "http://127.0.0.1:*",
-    "https://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://[::1]:*",
-];
 
 /// Checks the exposure rules before anything is bound: loopback unless the caller opted out
 /// with both a flag and a token.
@@ -172,68 +159,6 @@ pub async fn serve_http(
     serve_connections(listener, router, read_timeout, shutdown).await;
     cancel.cancel();
     Ok(())
-}
-
-/// How long connections get to finish after shutdown is asked for.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-
-/// Accepts and serves HTTP/1.1 connections until `shutdown` resolves: at most
-/// [`MAX_HTTP_CONNECTIONS`] at once, each dropped when its headers take longer than
-/// `read_timeout`. (axum's own `serve` sets no header timeout.)
-async fn serve_connections(
-    listener: tokio::net::TcpListener,
-    router: axum::Router,
-    read_timeout: Duration,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) {
-    use hyper_util::rt::{TokioIo, TokioTimer};
-    use hyper_util::service::TowerToHyperService;
-
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_HTTP_CONNECTIONS));
-    let stop = tokio_util::sync::CancellationToken::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot,
-            () = &mut shutdown => break,
-        };
-        let Ok(slot) = slot else { break };
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of descriptors, or a connection reset before it was accepted: the
-                    // listener itself is fine, so wait a moment and go on.
-                    tracing::warn!("accepting a connection failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let service = TowerToHyperService::new(router.clone());
-        let stop = stop.child_token();
-        tokio::spawn(async move {
-            let _slot = slot;
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(read_timeout);
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
-            let mut connection = std::pin::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                () = stop.cancelled() => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection).await;
-                }
-            }
-        });
-    }
-    stop.cancel();
-    // Every connection holds a slot until it is done: getting them all back means all closed.
-    let all = u32::try_from(MAX_HTTP_CONNECTIONS).unwrap_or(u32::MAX);
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, slots.acquire_many(all)).await;
 }
 
 /// Reads the whole request body within `read_timeout` (408 when the client is slower, 413 when
@@ -368,18 +293,6 @@ async fn require_token(
     next.run(req).await
 }
 
-/// Compares two secrets in time that depends only on their lengths.
-fn same_secret(given: &[u8], expected: &[u8]) -> bool {
-    if given.len() != expected.len() {
-        return false;
-    }
-    given
-        .iter()
-        .zip(expected)
-        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-        == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,13 +320,5 @@ mod tests {
         assert!(check_http_options(&opts("0.0.0.0:8080", true, Some("short"))).is_err());
         assert!(check_http_options(&opts("0.0.0.0:8080", true, Some("0123456789abcdef"))).is_ok());
         assert!(check_http_options(&opts("127.0.0.1:0", false, Some("  "))).is_err());
-    }
-
-    #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret(b"abc", b"abc"));
-        assert!(!same_secret(b"abd", b"abc"));
-        assert!(!same_secret(b"ab", b"abc"));
-        assert!(!same_secret(b"", b"abc"));
     }
 }
