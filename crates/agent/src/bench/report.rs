@@ -7,6 +7,77 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::results::Record;
+use super::BenchError;
+
+/// The report of one or more labels, as `slmcode bench report` prints it and `slmcode view`
+/// serves it: built once, rendered as Markdown or as a page.
+pub struct Report {
+    pub summaries: Vec<Summary>,
+    pub records: Vec<Vec<Record>>,
+    /// For exactly two labels: the exercises that passed with one and not the other.
+    pub flips: Option<Vec<(String, bool)>>,
+    pub markdown: String,
+}
+
+impl Report {
+    /// Reads each label's results under `results` (`<results>/<label>/*.jsonl`); a label
+    /// without any is an error naming the command that makes them.
+    pub fn build(results: &std::path::Path, labels: &[String]) -> Result<Report, BenchError> {
+        if labels.is_empty() {
+            return Err(BenchError::Usage(
+                "name the label(s) to report: slmcode bench report LABEL [LABEL…]".into(),
+            ));
+        }
+        let mut summaries = Vec::new();
+        let mut all = Vec::new();
+        for label in labels {
+            let records = super::results::load(&results.join(label))?;
+            if records.is_empty() {
+                return Err(BenchError::Usage(format!(
+                    "no results for {label} under {} (slmcode bench run … --label {label})",
+                    results.display()
+                )));
+            }
+            summaries.push(summarise(label, &records));
+            all.push(records);
+        }
+        let flips = match all.as_slice() {
+            [a, b] => Some(flipped(a, b)),
+            _ => None,
+        };
+        let markdown = markdown(&summaries, flips.as_deref());
+        Ok(Report {
+            summaries,
+            records: all,
+            flips,
+            markdown,
+        })
+    }
+
+    /// The page with charts ([`super::html::page`]).
+    pub fn html(&self) -> Result<String, BenchError> {
+        super::html::page(
+            &self.summaries,
+            &self.records,
+            &self.markdown,
+            self.flips.as_deref(),
+        )
+        .map_err(|e| BenchError::Results(format!("the charts could not be drawn: {e}")))
+    }
+}
+
+/// The labels that have results under `results`: its subdirectories, sorted.
+pub fn labels(results: &std::path::Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(results)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    out.sort();
+    out
+}
 
 /// A pass rate with its 95% interval, as fractions.
 #[derive(Clone, Copy, Debug, PartialEq)]

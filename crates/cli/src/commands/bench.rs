@@ -101,35 +101,13 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             results,
             html,
         } => {
-            if labels.is_empty() {
-                bail!("name the label(s) to report: slmcode bench report LABEL [LABEL…]");
-            }
-            let mut summaries = Vec::new();
-            let mut all = Vec::new();
-            for label in &labels {
-                let records = bench::results::load(&results.join(label))?;
-                if records.is_empty() {
-                    bail!(
-                        "no results for {label} under {} (slmcode bench run … --label {label})",
-                        results.display()
-                    );
-                }
-                summaries.push(bench::report::summarise(label, &records));
-                all.push(records);
-            }
-            let flips = match all.as_slice() {
-                [a, b] => Some(bench::report::flipped(a, b)),
-                _ => None,
-            };
-            let markdown = bench::report::markdown(&summaries, flips.as_deref());
+            let report = bench::report::Report::build(&results, &labels)?;
             if let Some(path) = html {
-                let page = bench::html::page(&summaries, &all, &markdown, flips.as_deref())
-                    .map_err(|e| anyhow::anyhow!("the charts could not be drawn: {e}"))?;
-                std::fs::write(&path, page)
+                std::fs::write(&path, report.html()?)
                     .with_context(|| format!("cannot write {}", path.display()))?;
                 errln!("wrote {}", path.display());
             }
-            write!(terminal::stdout(), "{markdown}")?;
+            write!(terminal::stdout(), "{}", report.markdown)?;
             Ok(ExitCode::SUCCESS)
         }
         BenchAction::Merge { sources, into } => {
