@@ -41,3 +41,4 @@ pub mod specialist;
 pub mod toolcall;
 pub mod trajectory;
 pub mod user_config;
+pub mod view;

@@ -12,7 +12,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use commands::{
     bench, chat, checkpoints, config, doctor, evolve, hooks, init, map, mcp, models, pending, run,
-    runs, session, tool, tools,
+    runs, session, tool, tools, view,
 };
 
 #[derive(Parser)]
@@ -56,6 +56,10 @@ enum Command {
     Models(models::ModelsArgs),
     /// Past runs of `slmcode run`: list them, or show one as a transcript.
     Runs(runs::RunsArgs),
+    /// See the runs in a browser: a local page (127.0.0.1, a token in its address) with the
+    /// runs list, each run's turns, calls, outcomes and diffs, running runs live, and the
+    /// bench reports.
+    View(view::ViewArgs),
     /// Run one tool call and print exactly what a model would see (exit 1 when it is an error).
     /// A specialist tool (mcp_call) is reached with the servers of the user's config.
     Tool(tool::ToolArgs),
@@ -124,6 +128,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Evolve(args) => evolve::run(args),
         Command::Models(args) => models::run(args),
         Command::Runs(args) => runs::run(args),
+        Command::View(args) => view::run(args),
         Command::Tool(args) => tool::run(args),
         Command::Session(args) => session::run(args),
         Command::Mcp(args) => mcp::run(args),

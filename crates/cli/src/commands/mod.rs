@@ -20,3 +20,4 @@ pub mod runs;
 pub mod session;
 pub mod tool;
 pub mod tools;
+pub mod view;

@@ -36,6 +36,7 @@ mod setup;
 mod shell;
 mod terminal;
 mod todo;
+mod view;
 
 /// Every test file here is declared above, and no test binary stands beside this one.
 #[test]
