@@ -20,8 +20,8 @@ use crate::trajectory;
 
 #[derive(serde::Deserialize)]
 pub(super) struct LiveQuery {
-    /// Records the page already shows.
-    after: Option<usize>,
+    /// Records the page already shows (a value that is no number: none).
+    after: Option<String>,
     diff: Option<String>,
 }
 
@@ -58,11 +58,10 @@ pub(super) async fn follow(
         state,
         id,
         reader: Reader::default(),
-        shown: resumed.or(q.after).unwrap_or(0),
-        diff: match q.diff.as_deref() {
-            Some("split") => DiffMode::Split,
-            _ => DiffMode::Unified,
-        },
+        shown: resumed
+            .or_else(|| q.after.as_deref().and_then(|a| a.parse().ok()))
+            .unwrap_or(0),
+        diff: DiffMode::from_query(q.diff.as_deref()),
         first: true,
         done: false,
     };

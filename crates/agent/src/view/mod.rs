@@ -353,10 +353,22 @@ async fn runs_list(State(state): State<Shared>, Query(q): Query<ListQuery>) -> R
     }
 }
 
+/// A run page's query. Values are read leniently: a page that is no number is the first.
 #[derive(serde::Deserialize)]
 struct RunQuery {
-    page: Option<usize>,
+    page: Option<String>,
     diff: Option<String>,
+}
+
+impl RunQuery {
+    /// The page asked for, within `1..=pages`.
+    fn page(&self, pages: usize) -> usize {
+        self.page
+            .as_deref()
+            .and_then(|p| p.parse::<usize>().ok())
+            .unwrap_or(1)
+            .clamp(1, pages)
+    }
 }
 
 /// The items of one page: turns `(page-1)*N+1 ..= page*N`; what precedes the first turn is on
@@ -384,11 +396,8 @@ async fn run_page(
             Err((status, why)) => return page_error(status, "No such run", &why),
         };
         let pages = loaded.pages();
-        let page = q.page.unwrap_or(1).clamp(1, pages);
-        let diff = match q.diff.as_deref() {
-            Some("split") => DiffMode::Split,
-            _ => DiffMode::Unified,
-        };
+        let page = q.page(pages);
+        let diff = DiffMode::from_query(q.diff.as_deref());
         let live = (loaded.writer_alive && page == pages).then(|| {
             format!(
                 "/runs/{id}/live?after={}&diff={}",
@@ -427,7 +436,7 @@ async fn budget_chart(
 ) -> Response {
     let drawn = blocking(move || {
         let loaded = load(&state.jail, &id)?;
-        let page = q.page.unwrap_or(1).clamp(1, loaded.pages());
+        let page = q.page(loaded.pages());
         let budgets: Vec<Budget> = page_items(&loaded.items, page)
             .iter()
             .filter_map(|(_, item)| match item {

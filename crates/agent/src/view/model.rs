@@ -584,16 +584,29 @@ mod tests {
             json!({"type": "file_changed", "path": "a.py", "added": 1, "removed": 1, "diff": "-a\n+b\n"}),
             json!({"type": "request", "turn": 2}),
             json!({"type": "request", "turn": 2}),
+            json!({"type": "compacted", "before": 9000, "after": 4000}),
+            json!({"type": "steer", "text": "You have 3 turns left."}),
             json!({"type": "final", "answer": {"status": "done", "summary": "s", "files_changed": ["a.py"], "notes": "", "verified": true},
                    "turns": 2, "elapsed_ms": 5, "t": 3000}),
         ];
         let items: Vec<_> = records.iter().flat_map(|x| r.add(x)).collect();
-        assert_eq!(items.len(), 7, "{items:?}");
+        assert_eq!(items.len(), 9, "{items:?}");
+        assert_eq!(
+            items[6],
+            (
+                2,
+                Item::Compacted {
+                    before: 9000,
+                    after: 4000
+                }
+            )
+        );
+        assert!(matches!(&items[7], (2, Item::Steer { text }) if text.contains("3 turns")));
         assert_eq!(items[1], (1, Item::Turn { number: 1 }));
         assert!(
             matches!(&items[2].1, Item::Reply { budget: Some(b), .. } if b.cached == 800 && b.prompt == 900 && b.tokens_per_sec == 20.0)
         );
-        assert!(matches!(&items[6], (2, Item::Final { turns: 2, .. })));
+        assert!(matches!(&items[8], (2, Item::Final { turns: 2, .. })));
         let s = &r.summary;
         assert_eq!(
             (s.task.as_str(), s.turns, s.elapsed_ms()),

@@ -17,6 +17,14 @@ pub enum DiffMode {
 }
 
 impl DiffMode {
+    /// From the `diff` query value: side by side when asked, else unified.
+    pub fn from_query(value: Option<&str>) -> DiffMode {
+        match value {
+            Some("split") => DiffMode::Split,
+            _ => DiffMode::Unified,
+        }
+    }
+
     /// The query value.
     pub fn name(self) -> &'static str {
         match self {

@@ -14,7 +14,7 @@ struct Ran {
 }
 
 /// The `slmcode run` command for `task` against `model`, with a fresh learned state.
-fn run_command(
+pub(crate) fn run_command(
     p: &Project,
     model: &FakeModel,
     task: &str,
@@ -111,7 +111,7 @@ fn run(p: &Project, model: &FakeModel, task: &str) -> Ran {
     run_with(p, model, task, &[], &[])
 }
 
-const APP: &str = "def total(xs):\n    return sum(xs)\n";
+pub(crate) const APP: &str = "def total(xs):\n    return sum(xs)\n";
 const APP_FIXED: &str = "def total(xs):\n    return sum(x for x in xs if x is not None)\n";
 
 /// app.py holds the fixed code.
@@ -123,12 +123,12 @@ fn assert_fixed(p: &Project) {
 }
 
 /// The model reads app.py.
-fn read_app() -> Scripted {
+pub(crate) fn read_app() -> Scripted {
     Scripted::call("ws_read", json!({"path": "app.py"}))
 }
 
 /// The model makes the edit that turns APP into APP_FIXED.
-fn fix_app() -> Scripted {
+pub(crate) fn fix_app() -> Scripted {
     Scripted::call(
         "ws_edit",
         json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None)"}),

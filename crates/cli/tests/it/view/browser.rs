@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{project_with_a_run, run_command, run_ids, write_bench_results, Served, APP};
+use super::{project_with_a_run, run_ids, write_bench_results, Served};
 use crate::common::{skip, Project};
 use crate::openai::{FakeModel, Scripted};
+use crate::run::{fix_app, read_app, run_command, APP};
 
 /// Debian's Chromium (`SLMCODE_CHROMIUM` names another); `None` is a counted skip.
 fn chromium(what: &str) -> Option<PathBuf> {
@@ -288,16 +289,12 @@ fn a_running_run_s_turns_appear_on_its_open_page() {
     p.write("app.py", APP);
     let slow = |s: Scripted| Scripted::Slow(1500, Box::new(s));
     let model = FakeModel::start(vec![
-        Scripted::call("ws_read", json!({"path": "app.py"})),
-        slow(Scripted::call(
-            "ws_edit",
-            json!({"path": "app.py", "old_str": "    return sum(xs)",
-                   "new_str": "    return sum(x for x in xs if x is not None)"}),
-        )),
-        slow(Scripted::call("ws_read", json!({"path": "app.py"}))),
+        read_app(),
+        slow(fix_app()),
+        slow(read_app()),
         slow(Scripted::final_done("skips None")),
     ]);
-    let mut run = run_command(&p, &model, "make total() skip None", &[])
+    let mut run = run_command(&p, &model, "make total() skip None", &[], &[])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

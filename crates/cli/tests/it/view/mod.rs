@@ -7,11 +7,12 @@ mod browser;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use crate::common::{bin, Project};
 use crate::openai::{FakeModel, Scripted};
+use crate::run::{fix_app, read_app, run_command, APP};
 use serde_json::json;
 
 /// A running `slmcode view`, killed when dropped.
@@ -129,10 +130,9 @@ impl Response {
     }
 }
 
-pub const APP: &str = "def total(xs):\n    return sum(xs)\n";
-
 /// A run with something of everything: text with markup in it, a read, an edit whose new line
-/// holds HTML, a refused edit, and a final answer after some reasoning.
+/// holds HTML, a refused edit, a reply the harness answers with a repair, and a final answer
+/// after some reasoning.
 pub fn script() -> Vec<Scripted> {
     vec![
         Scripted::Calls(
@@ -148,30 +148,14 @@ pub fn script() -> Vec<Scripted> {
             "ws_edit",
             json!({"path": "app.py", "old_str": "no such line at all", "new_str": "x"}),
         ),
+        // Neither a call nor the final JSON: the harness steers (one repair turn).
+        Scripted::text("I think that is all."),
         Scripted::Reasoned(
             "the edit landed; <b>done</b>".into(),
             json!({"status": "done", "summary": "skips None now", "files_changed": ["app.py"], "notes": ""})
                 .to_string(),
         ),
     ]
-}
-
-/// The `slmcode run` command for `task` against `model` in `p`.
-pub fn run_command(p: &Project, model: &FakeModel, task: &str, extra: &[&str]) -> Command {
-    let mut cmd = bin();
-    cmd.args([
-        "run",
-        task,
-        "--json",
-        "--no-explore",
-        "--endpoint",
-        &model.url,
-        "--root",
-    ])
-    .arg(p.root())
-    .args(extra)
-    .env("SLMCODE_RETRY_BASE_MS", "1");
-    cmd
 }
 
 /// The ids of the project's runs, oldest first.
@@ -195,7 +179,7 @@ pub fn run_ids(p: &Project) -> Vec<String> {
 pub fn run_to_end(p: &Project, script: Vec<Scripted>, task: &str, extra: &[&str]) -> String {
     let before = run_ids(p);
     let model = FakeModel::start(script);
-    let out = run_command(p, &model, task, extra)
+    let out = run_command(p, &model, task, extra, &[])
         .output()
         .expect("run slmcode");
     let new: Vec<String> = run_ids(p)
@@ -250,6 +234,16 @@ fn every_route_answers_with_its_type_and_the_policy() {
         ("/?status=done&model=test-model".into(), 200, "text/html"),
         (format!("/runs/{id}"), 200, "text/html"),
         (format!("/runs/{id}?page=1&diff=split"), 200, "text/html"),
+        (
+            format!("/runs/{id}?page=abc&diff=%3Cb%3E"),
+            200,
+            "text/html",
+        ),
+        (
+            format!("/runs/{id}?page=99999999999999999999999"),
+            200,
+            "text/html",
+        ),
         (format!("/runs/{id}/budget.svg"), 200, "image/svg+xml"),
         (format!("/runs/{id}/live"), 200, "text/event-stream"),
         ("/bench".into(), 200, "text/html"),
@@ -297,9 +291,11 @@ fn a_run_page_shows_turns_badges_and_diffs_and_keeps_html_text() {
     let (p, id) = project_with_a_run();
     let v = Served::start(&p, &[]);
     let page = v.get(&format!("/runs/{id}")).body;
-    for turn in 1..=4 {
+    for turn in 1..=5 {
         assert!(page.contains(&format!("id=\"turn-{turn}\"")), "turn {turn}");
     }
+    // The harness's repair is marked as steering.
+    assert!(page.contains("harness → model (steering)"), "{page}");
     assert!(
         page.contains(r#"<span class="badge good">exact</span>"#),
         "{page}"
@@ -465,4 +461,69 @@ fn the_live_stream_of_a_finished_run_sends_its_items_then_ends() {
     // What the page already has is not sent again.
     let none = v.get(&format!("/runs/{id}/live?after=10000"));
     assert!(!none.body.contains("event: items"), "{}", none.body);
+}
+
+#[test]
+fn a_plan_run_shows_its_plan_and_links_each_step_s_run() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    let model = FakeModel::with_models(
+        vec![
+            read_app(),
+            Scripted::Text(
+                json!({"steps": [{"goal": "make total skip <None>", "files": ["app.py"], "check": ""}]})
+                    .to_string(),
+            ),
+            read_app(),
+            fix_app(),
+            Scripted::final_done("fixed total"),
+        ],
+        vec![
+            json!({"id": "plan-model", "object": "model"}),
+            json!({"id": "edit-model", "object": "model"}),
+        ],
+    );
+    let args = [
+        "--plan",
+        "--plan-model",
+        "plan-model",
+        "--edit-model",
+        "edit-model",
+    ];
+    let out = run_command(&p, &model, "fix total", &args, &[])
+        .output()
+        .expect("run slmcode");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ids = run_ids(&p);
+    let log = |id: &String| {
+        std::fs::read_to_string(p.path(&format!(".slmcode/runs/{id}.jsonl"))).unwrap()
+    };
+    let plan = ids
+        .iter()
+        .find(|id| log(id).contains(r#""type":"plan""#))
+        .expect("the plan's run");
+    let step = ids
+        .iter()
+        .find(|id| *id != plan && log(id).contains(r#""type":"file_changed""#))
+        .expect("the step's run");
+    let v = Served::start(&p, &[]);
+    let page = v.get(&format!("/runs/{plan}")).body;
+    assert!(page.contains("the plan"), "{page}");
+    assert!(
+        page.contains("step 1: make total skip &lt;None&gt;"),
+        "{page}"
+    );
+    assert!(page.contains(&format!("href=\"/runs/{step}\"")), "{page}");
+    let list = v.get("/").body;
+    assert!(
+        list.contains(r#"<span class="badge neutral">plan</span>"#),
+        "{list}"
+    );
+    // The step's own run shows its edit.
+    let step_page = v.get(&format!("/runs/{step}")).body;
+    assert!(step_page.contains("class=\"item file\""), "{step_page}");
 }
