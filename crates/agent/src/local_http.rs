@@ -27,6 +27,15 @@ pub const MAX_HTTP_CONNECTIONS: usize = 256;
 /// How long connections get to finish after shutdown is asked for.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// Listens on `bind`; the address it got (the port, when 0 was asked for).
+pub async fn listen(
+    bind: std::net::SocketAddr,
+) -> std::io::Result<(tokio::net::TcpListener, std::net::SocketAddr)> {
+    let listener = tokio::net::TcpListener::bind(bind).await?;
+    let local = listener.local_addr()?;
+    Ok((listener, local))
+}
+
 /// Whether a `Host` header names this machine ([`LOCAL_HOSTS`], any port). Anything else is a
 /// name that resolved here without being this machine's: a DNS rebinding attempt.
 pub fn host_allowed(host: &str) -> bool {

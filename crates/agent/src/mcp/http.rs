@@ -16,7 +16,7 @@ pub use super::sessions::DEFAULT_MAX_SESSIONS;
 use super::sessions::{CappedSessions, Full};
 use super::McpError as ServeError;
 pub use crate::local_http::MAX_HTTP_CONNECTIONS;
-use crate::local_http::{same_secret, serve_connections, LOCAL_ORIGINS};
+use crate::local_http::{listen, same_secret, serve_connections, LOCAL_ORIGINS};
 
 /// The largest HTTP request body; a larger one is answered 413 without being read.
 pub const MAX_HTTP_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -149,11 +149,8 @@ pub async fn serve_http(
         .layer(axum::middleware::from_fn(move |req, next| {
             require_token(token.clone(), req, next)
         }));
-    let listener = tokio::net::TcpListener::bind(options.bind)
+    let (listener, local) = listen(options.bind)
         .await
-        .map_err(|e| ServeError::Bind(options.bind, e))?;
-    let local = listener
-        .local_addr()
         .map_err(|e| ServeError::Bind(options.bind, e))?;
     ready(local);
     serve_connections(listener, router, read_timeout, shutdown).await;

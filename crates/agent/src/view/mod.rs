@@ -30,7 +30,7 @@ use slmcode_aci::path::Jail;
 use slmcode_aci::state::LogFollower;
 use slmcode_aci::RefusalClass;
 
-use crate::local_http::{host_allowed, origin_allowed, same_secret, serve_connections};
+use crate::local_http::{host_allowed, listen, origin_allowed, same_secret, serve_connections};
 use crate::trajectory;
 pub use model::{badges, Badge, Budget, Item, Reader, Status, Summary, Tone};
 use pages::DiffMode;
@@ -113,11 +113,8 @@ pub async fn serve(
             crate::mcp::server::MIN_TOKEN_CHARS
         )));
     }
-    let listener = tokio::net::TcpListener::bind(options.bind)
+    let (listener, local) = listen(options.bind)
         .await
-        .map_err(|e| ViewError::Bind(options.bind, e))?;
-    let local = listener
-        .local_addr()
         .map_err(|e| ViewError::Bind(options.bind, e))?;
     let state = Arc::new(ViewState {
         jail,
