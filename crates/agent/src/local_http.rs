@@ -36,7 +36,7 @@ pub async fn listen(
     Ok((listener, local))
 }
 
-/// Whether a `Host` header names this machine ([`LOCAL_HOSTS`], any port). Anything else is a
+/// Whether a `Host` header names this machine (`localhost`, `127.0.0.1` or `[::1]`, any port). Anything else is a
 /// name that resolved here without being this machine's: a DNS rebinding attempt.
 pub fn host_allowed(host: &str) -> bool {
     let host = host.trim().to_ascii_lowercase();
