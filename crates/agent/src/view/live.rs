@@ -70,7 +70,11 @@ pub(super) async fn follow(
             return None;
         }
         if !f.first {
-            tokio::time::sleep(FOLLOW_EVERY).await;
+            tokio::select! {
+                () = tokio::time::sleep(FOLLOW_EVERY) => {}
+                // The server is stopping: the stream ends, and with it the connection.
+                () = f.state.stopping.cancelled() => return None,
+            }
         }
         f.first = false;
         let out = look(&mut f).await;

@@ -88,6 +88,9 @@ struct ViewState {
     results: PathBuf,
     token: String,
     cookie: String,
+    /// Set when the server is asked to stop: live streams end at once, so no open page
+    /// holds the shutdown up.
+    stopping: tokio_util::sync::CancellationToken,
 }
 
 type Shared = Arc<ViewState>;
@@ -116,14 +119,20 @@ pub async fn serve(
     let (listener, local) = listen(options.bind)
         .await
         .map_err(|e| ViewError::Bind(options.bind, e))?;
+    let stopping = tokio_util::sync::CancellationToken::new();
     let state = Arc::new(ViewState {
         jail,
         results: options.results,
         token: options.token,
         cookie: format!("slmcode-view-{}", local.port()),
+        stopping: stopping.clone(),
     });
     let router = router(state);
     ready(local);
+    let shutdown = async move {
+        shutdown.await;
+        stopping.cancel();
+    };
     serve_connections(listener, router, READ_TIMEOUT, shutdown).await;
     Ok(())
 }

@@ -63,6 +63,24 @@ impl Served {
         }
     }
 
+    /// Sends the server Ctrl-C's signal; how long it took to exit (`None`: not within
+    /// `limit`, and it is killed).
+    pub fn interrupt(&mut self, limit: Duration) -> Option<Duration> {
+        let start = std::time::Instant::now();
+        let sent = std::process::Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        while start.elapsed() < limit {
+            if self.child.try_wait().expect("wait").is_some() {
+                return Some(start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     /// The address of `path` with the token.
     pub fn url(&self, path: &str) -> String {
         let sep = if path.contains('?') { '&' } else { '?' };
@@ -526,4 +544,56 @@ fn a_plan_run_shows_its_plan_and_links_each_step_s_run() {
     // The step's own run shows its edit.
     let step_page = v.get(&format!("/runs/{step}")).body;
     assert!(step_page.contains("class=\"item file\""), "{step_page}");
+}
+
+#[test]
+fn ctrl_c_stops_the_server_at_once_even_with_a_live_page_open() {
+    let p = Project::new();
+    p.write("app.py", APP);
+    let model = FakeModel::start(vec![
+        read_app(),
+        Scripted::Slow(30_000, Box::new(Scripted::final_done("late"))),
+    ]);
+    let mut run = run_command(&p, &model, "make total() skip None", &[], &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start slmcode run");
+    let start = std::time::Instant::now();
+    let id = loop {
+        let found = run_ids(&p).pop().filter(|id| {
+            std::fs::read_to_string(p.path(&format!(".slmcode/runs/{id}.jsonl")))
+                .is_ok_and(|log| log.contains(r#""type":"tool""#))
+        });
+        if let Some(id) = found {
+            break id;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "the run started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut v = Served::start(&p, &[]);
+    // A page following the running run: its stream stays open.
+    let mut stream = TcpStream::connect(&v.addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /runs/{id}/live?token={} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        v.token, v.addr
+    )
+    .unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    while !seen.contains("event: summary") {
+        let n = stream.read(&mut buf).expect("the live stream");
+        assert!(n > 0, "the stream stayed open: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(!seen.contains("event: end"), "the run is running: {seen}");
+    let took = v.interrupt(Duration::from_secs(4));
+    let _ = run.kill();
+    let _ = run.wait();
+    let took = took.expect("slmcode view exited after Ctrl-C");
+    assert!(took < Duration::from_secs(3), "{took:?}");
 }
