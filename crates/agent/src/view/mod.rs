@@ -88,6 +88,9 @@ struct ViewState {
     results: PathBuf,
     token: String,
     cookie: String,
+    /// Each listed run's summary as read so far, and where its log was left: the runs list
+    /// reads only what was appended since the last request.
+    summaries: std::sync::Mutex<std::collections::HashMap<String, (LogFollower, Reader)>>,
     /// Set when the server is asked to stop: live streams end at once, so no open page
     /// holds the shutdown up.
     stopping: tokio_util::sync::CancellationToken,
@@ -125,6 +128,7 @@ pub async fn serve(
         results: options.results,
         token: options.token,
         cookie: format!("slmcode-view-{}", local.port()),
+        summaries: Default::default(),
         stopping: stopping.clone(),
     });
     let router = router(state);
@@ -307,6 +311,32 @@ fn load(jail: &Jail, id: &str) -> Result<Loaded, (StatusCode, String)> {
     })
 }
 
+/// Run `id`'s summary, reading only what its log gained since the last look.
+fn summary_of(state: &ViewState, id: &str) -> Result<Summary, String> {
+    let mut cache = state
+        .summaries
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (follower, reader) = cache.entry(id.to_string()).or_insert_with(|| {
+        (
+            LogFollower::new(trajectory::log_path(id)),
+            Reader::default(),
+        )
+    });
+    let lines = follower.read_new(&state.jail).map_err(|e| e.to_string())?;
+    for line in &lines {
+        if let Ok(record) = serde_json::from_slice::<Value>(line) {
+            reader.add(&record);
+        }
+    }
+    if follower.untrusted_from() == Some(1) {
+        return Err(format!(
+            "run {id}'s log was not written by slmcode for this user, so it is not listed"
+        ));
+    }
+    Ok(reader.summary.clone())
+}
+
 #[derive(serde::Deserialize)]
 struct ListQuery {
     status: Option<String>,
@@ -324,14 +354,17 @@ async fn runs_list(State(state): State<Shared>, Query(q): Query<ListQuery>) -> R
         });
         let mut runs = Vec::new();
         for id in ids.into_iter().rev() {
-            match load(&state.jail, &id) {
-                Ok(l) => runs.push((id, l)),
-                Err((_, why)) => problems.push(why),
+            match summary_of(&state, &id) {
+                Ok(summary) => {
+                    let status = summary.status(writer_alive(&id));
+                    runs.push((id, summary, status));
+                }
+                Err(why) => problems.push(why),
             }
         }
         let mut models: Vec<String> = runs
             .iter()
-            .map(|(_, l)| l.reader.summary.model.clone())
+            .map(|(_, summary, _)| summary.model.clone())
             .filter(|m| !m.is_empty())
             .collect();
         models.sort();
@@ -342,10 +375,10 @@ async fn runs_list(State(state): State<Shared>, Query(q): Query<ListQuery>) -> R
         let model = q.model.filter(|m| !m.is_empty());
         let rows: Vec<pages::Row> = runs
             .iter()
-            .map(|(id, l)| pages::Row {
+            .map(|(id, summary, status)| pages::Row {
                 id,
-                summary: &l.reader.summary,
-                status: l.status(),
+                summary,
+                status: *status,
             })
             .filter(|r| status.is_none_or(|s| r.status == s))
             .filter(|r| model.as_deref().is_none_or(|m| r.summary.model == m))

@@ -99,7 +99,7 @@ pub fn runs_list(
             table.runs {
                 thead { tr {
                     th { "run" } th { "task" } th { "model" } th { "status" } th { "turns" }
-                    th { "files" } th { "verified" } th { "time" } th { "tokens" }
+                    th { "files" } th { "verified" } th { "time" } th { "tokens" } th { "started" }
                 } }
                 tbody {
                     @for row in rows {
@@ -113,6 +113,7 @@ pub fn runs_list(
                             td { (verified_word(row.summary.verified)) }
                             td.num { (duration(row.summary.elapsed_ms())) }
                             td.num { (tokens(row.summary.prompt_tokens + row.summary.completion_tokens)) }
+                            td { (when(row.summary.started_ms)) }
                         }
                     }
                 }

@@ -597,3 +597,33 @@ fn ctrl_c_stops_the_server_at_once_even_with_a_live_page_open() {
     let took = took.expect("slmcode view exited after Ctrl-C");
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
+
+#[test]
+fn a_run_log_slmcode_did_not_write_is_neither_listed_nor_shown() {
+    let (p, id) = project_with_a_run();
+    // A log that came with a clone: plain JSON lines, not sealed with this user's key.
+    let foreign = "20250101-000000-1";
+    p.write(
+        &format!(".slmcode/runs/{foreign}.jsonl"),
+        format!(
+            "{}\n{}\n",
+            json!({"type": "start", "task": "planted task", "model": "m", "endpoint": "e"}),
+            json!({"type": "reply", "turn": 1, "content": "planted reply"})
+        ),
+    );
+    let v = Served::start(&p, &[]);
+    let list = v.get("/").body;
+    assert!(list.contains(&id), "{list}");
+    assert!(!list.contains("planted task"), "{list}");
+    assert!(
+        list.contains("not written by slmcode for this user"),
+        "{list}"
+    );
+    let page = v.get(&format!("/runs/{foreign}"));
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert!(!page.body.contains("planted"), "{}", page.body);
+    let live = v.get(&format!("/runs/{foreign}/live"));
+    assert!(!live.body.contains("planted"), "{}", live.body);
+    // The list reads each log again only where it grew: twice in a row, the same.
+    assert_eq!(v.get("/").body, list);
+}
