@@ -72,18 +72,38 @@ log=$project/.slmcode/runs/$id.jsonl
 [[ -f $log ]] || die "no trajectory at $log"
 
 # ---- the server --------------------------------------------------------------------------
-"$slm" view --root "$project" >"$TMP/view.out" 2>"$TMP/view.err" &
-server=$!
-url=
-for _ in $(seq 100); do
-    url=$(head -n1 "$TMP/view.out" 2>/dev/null || true)
-    [[ $url == http://* ]] && break
-    kill -0 "$server" 2>/dev/null || { cat "$TMP/view.err" >&2; die "slmcode view exited"; }
-    sleep 0.1
+# Starts `slmcode view` on the project; sets server, url, base and token.
+start_server() {
+    "$slm" view --root "$project" >"$TMP/view.out" 2>"$TMP/view.err" &
+    server=$!
+    url=
+    for _ in $(seq 100); do
+        url=$(head -n1 "$TMP/view.out" 2>/dev/null || true)
+        [[ $url == http://* ]] && break
+        kill -0 "$server" 2>/dev/null || { cat "$TMP/view.err" >&2; die "slmcode view exited"; }
+        sleep 0.1
+    done
+    [[ $url == http://* ]] || { cat "$TMP/view.err" >&2; die "slmcode view printed no address"; }
+    base=${url%%/\?*}
+    token=${url##*token=}
+}
+stop_server() {
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    server=
+}
+
+# The first open of the run by a fresh server reads and checks the whole trajectory; later
+# requests read only what it gained. Five fresh servers, the first request of each.
+cold=()
+for _ in 1 2 3 4 5; do
+    start_server
+    cold+=("$(curl -sf -o /dev/null -w '%{time_total}' "$base/runs/$id?token=$token")")
+    stop_server
 done
-[[ $url == http://* ]] || { cat "$TMP/view.err" >&2; die "slmcode view printed no address"; }
-base=${url%%/\?*}
-token=${url##*token=}
+echo "first open of the run page by a fresh server (s): ${cold[*]}"
+
+start_server
 say "slmcode view at $base"
 
 run_url="$base/runs/$id?token=$token"

@@ -88,9 +88,8 @@ struct ViewState {
     results: PathBuf,
     token: String,
     cookie: String,
-    /// Each listed run's summary as read so far, and where its log was left: the runs list
-    /// reads only what was appended since the last request.
-    summaries: std::sync::Mutex<std::collections::HashMap<String, (LogFollower, Reader)>>,
+    /// Each run as read so far ([`Followed`]): a request reads only what its log gained.
+    runs: std::sync::Mutex<std::collections::HashMap<String, Followed>>,
     /// Set when the server is asked to stop: live streams end at once, so no open page
     /// holds the shutdown up.
     stopping: tokio_util::sync::CancellationToken,
@@ -128,7 +127,7 @@ pub async fn serve(
         results: options.results,
         token: options.token,
         cookie: format!("slmcode-view-{}", local.port()),
-        summaries: Default::default(),
+        runs: Default::default(),
         stopping: stopping.clone(),
     });
     let router = router(state);
@@ -257,21 +256,29 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     tokio::task::spawn_blocking(f).await.ok()
 }
 
-/// A run as read: its summary, timeline and where its trusted lines end.
-struct Loaded {
+/// A run as read so far: where its log was left, its summary, and — once its page was asked
+/// for — its timeline. Logs only grow, so each request reads only what was appended.
+struct Followed {
+    follower: LogFollower,
     reader: Reader,
-    items: Vec<(usize, Item)>,
-    untrusted_from: Option<usize>,
-    writer_alive: bool,
+    items: Option<Vec<(usize, Item)>>,
 }
 
-impl Loaded {
-    fn status(&self) -> Status {
-        self.reader.summary.status(self.writer_alive)
+impl Followed {
+    fn new(id: &str, timeline: bool) -> Followed {
+        Followed {
+            follower: LogFollower::new(trajectory::log_path(id)),
+            reader: Reader::default(),
+            items: timeline.then(Vec::new),
+        }
     }
 
     fn pages(&self) -> usize {
         self.reader.summary.turns.div_ceil(TURNS_PER_PAGE).max(1)
+    }
+
+    fn items(&self) -> &[(usize, Item)] {
+        self.items.as_deref().unwrap_or_default()
     }
 }
 
@@ -280,61 +287,55 @@ fn writer_alive(id: &str) -> bool {
     trajectory::writer_pid(id).is_some_and(slmcode_aci::platform::host::process_alive)
 }
 
-/// Reads run `id`'s trajectory: the lines slmcode wrote for this user.
-fn load(jail: &Jail, id: &str) -> Result<Loaded, (StatusCode, String)> {
+/// Brings run `id` up to date — only the lines slmcode wrote for this user, and with its
+/// timeline when `timeline` is asked (a run first seen in the list is read once more from
+/// its start then) — and hands it to `f`.
+fn with_run<T>(
+    state: &ViewState,
+    id: &str,
+    timeline: bool,
+    f: impl FnOnce(&Followed) -> T,
+) -> Result<T, (StatusCode, String)> {
     slmcode_aci::state::check_id(id, "run", "the runs list")
         .map_err(|e| (StatusCode::NOT_FOUND, e.to_string()))?;
-    let mut follower = LogFollower::new(trajectory::log_path(id));
-    let lines = follower.read_new(jail).map_err(|e| match e.class() {
-        RefusalClass::NotFound => (StatusCode::NOT_FOUND, format!("there is no run {id}")),
-        RefusalClass::Untrusted => (StatusCode::FORBIDDEN, e.to_string()),
-        _ => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
-    })?;
-    if follower.untrusted_from() == Some(1) {
+    let mut runs = state
+        .runs
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let run = runs
+        .entry(id.to_string())
+        .or_insert_with(|| Followed::new(id, timeline));
+    if timeline && run.items.is_none() {
+        *run = Followed::new(id, true);
+    }
+    let lines = match run.follower.read_new(&state.jail) {
+        Ok(lines) => lines,
+        Err(e) => {
+            // Nothing is kept of a run that cannot be read (a missing one included), so
+            // asking for made-up ids cannot grow the table.
+            runs.remove(id);
+            return Err(match e.class() {
+                RefusalClass::NotFound => (StatusCode::NOT_FOUND, format!("there is no run {id}")),
+                RefusalClass::Untrusted => (StatusCode::FORBIDDEN, e.to_string()),
+                _ => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+            });
+        }
+    };
+    for line in &lines {
+        if let Ok(record) = serde_json::from_slice::<Value>(line) {
+            let items = run.reader.add(&record);
+            if let Some(timeline) = &mut run.items {
+                timeline.extend(items);
+            }
+        }
+    }
+    if run.follower.untrusted_from() == Some(1) {
         return Err((
             StatusCode::FORBIDDEN,
             format!("run {id}'s log was not written by slmcode for this user, so it is not shown"),
         ));
     }
-    let mut reader = Reader::default();
-    let mut items = Vec::new();
-    for line in &lines {
-        if let Ok(record) = serde_json::from_slice::<Value>(line) {
-            items.extend(reader.add(&record));
-        }
-    }
-    Ok(Loaded {
-        reader,
-        items,
-        untrusted_from: follower.untrusted_from(),
-        writer_alive: writer_alive(id),
-    })
-}
-
-/// Run `id`'s summary, reading only what its log gained since the last look.
-fn summary_of(state: &ViewState, id: &str) -> Result<Summary, String> {
-    let mut cache = state
-        .summaries
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (follower, reader) = cache.entry(id.to_string()).or_insert_with(|| {
-        (
-            LogFollower::new(trajectory::log_path(id)),
-            Reader::default(),
-        )
-    });
-    let lines = follower.read_new(&state.jail).map_err(|e| e.to_string())?;
-    for line in &lines {
-        if let Ok(record) = serde_json::from_slice::<Value>(line) {
-            reader.add(&record);
-        }
-    }
-    if follower.untrusted_from() == Some(1) {
-        return Err(format!(
-            "run {id}'s log was not written by slmcode for this user, so it is not listed"
-        ));
-    }
-    Ok(reader.summary.clone())
+    Ok(f(run))
 }
 
 #[derive(serde::Deserialize)]
@@ -354,12 +355,12 @@ async fn runs_list(State(state): State<Shared>, Query(q): Query<ListQuery>) -> R
         });
         let mut runs = Vec::new();
         for id in ids.into_iter().rev() {
-            match summary_of(&state, &id) {
+            match with_run(&state, &id, false, |run| run.reader.summary.clone()) {
                 Ok(summary) => {
                     let status = summary.status(writer_alive(&id));
                     runs.push((id, summary, status));
                 }
-                Err(why) => problems.push(why),
+                Err((_, why)) => problems.push(why),
             }
         }
         let mut models: Vec<String> = runs
@@ -430,35 +431,38 @@ async fn run_page(
     Query(q): Query<RunQuery>,
 ) -> Response {
     let shown = blocking(move || {
-        let loaded = match load(&state.jail, &id) {
-            Ok(l) => l,
-            Err((status, why)) => return page_error(status, "No such run", &why),
-        };
-        let pages = loaded.pages();
-        let page = q.page(pages);
-        let diff = DiffMode::from_query(q.diff.as_deref());
-        let live = (loaded.writer_alive && page == pages).then(|| {
-            format!(
-                "/runs/{id}/live?after={}&diff={}",
-                loaded.reader.records(),
-                diff.name()
-            )
+        let alive = writer_alive(&id);
+        let html = with_run(&state, &id, true, |run| {
+            let pages = run.pages();
+            let page = q.page(pages);
+            let diff = DiffMode::from_query(q.diff.as_deref());
+            let live = (alive && page == pages).then(|| {
+                format!(
+                    "/runs/{id}/live?after={}&diff={}",
+                    run.reader.records(),
+                    diff.name()
+                )
+            });
+            pages::run_page(&pages::RunPage {
+                id: &id,
+                summary: &run.reader.summary,
+                status: run.reader.summary.status(alive),
+                items: page_items(run.items(), page),
+                page,
+                pages,
+                diff,
+                live,
+                untrusted: run
+                    .follower
+                    .untrusted_from()
+                    .map(|from| trajectory_untrusted(&id, from)),
+            })
+            .into_string()
         });
-        let untrusted = loaded
-            .untrusted_from
-            .map(|from| trajectory_untrusted(&id, from));
-        let html = pages::run_page(&pages::RunPage {
-            id: &id,
-            summary: &loaded.reader.summary,
-            status: loaded.status(),
-            items: page_items(&loaded.items, page),
-            page,
-            pages,
-            diff,
-            live,
-            untrusted,
-        });
-        Html(html.into_string()).into_response()
+        match html {
+            Ok(html) => Html(html).into_response(),
+            Err((status, why)) => page_error(status, "No such run", &why),
+        }
     })
     .await;
     shown.unwrap_or_else(|| StatusCode::INTERNAL_SERVER_ERROR.into_response())
@@ -474,17 +478,17 @@ async fn budget_chart(
     Query(q): Query<RunQuery>,
 ) -> Response {
     let drawn = blocking(move || {
-        let loaded = load(&state.jail, &id)?;
-        let page = q.page(loaded.pages());
-        let budgets: Vec<Budget> = page_items(&loaded.items, page)
-            .iter()
-            .filter_map(|(_, item)| match item {
-                Item::Reply {
-                    budget: Some(b), ..
-                } => Some(*b),
-                _ => None,
-            })
-            .collect();
+        let budgets: Vec<Budget> = with_run(&state, &id, true, |run| {
+            page_items(run.items(), q.page(run.pages()))
+                .iter()
+                .filter_map(|(_, item)| match item {
+                    Item::Reply {
+                        budget: Some(b), ..
+                    } => Some(*b),
+                    _ => None,
+                })
+                .collect()
+        })?;
         chart::budget_svg(&budgets).map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e))
     })
     .await;
