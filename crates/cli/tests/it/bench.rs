@@ -28,6 +28,30 @@ fn bench(model: &FakeModel, results: &Path, args: &[&str]) -> (Option<i32>, Stri
     )
 }
 
+/// The model's fix of python/greet: read, edit, done.
+fn solve_greet() -> [Scripted; 3] {
+    [
+        Scripted::call("ws_read", json!({"path": "greet.py"})),
+        Scripted::call(
+            "ws_edit",
+            json!({"path": "greet.py", "old_str": "    pass", "new_str": "    return f\"Hello, {name}!\""}),
+        ),
+        Scripted::final_done("greets"),
+    ]
+}
+
+/// The model's fix of rust/double: read, edit, done.
+fn solve_double() -> [Scripted; 3] {
+    [
+        Scripted::call("ws_read", json!({"path": "src/lib.rs"})),
+        Scripted::call(
+            "ws_edit",
+            json!({"path": "src/lib.rs", "old_str": "    todo!(\"double {x}\")", "new_str": "    x * 2"}),
+        ),
+        Scripted::final_done("doubles"),
+    ]
+}
+
 fn records(file: &Path) -> Vec<Value> {
     std::fs::read_to_string(file)
         .unwrap_or_default()
@@ -39,17 +63,14 @@ fn records(file: &Path) -> Vec<Value> {
 #[test]
 fn a_bench_records_each_attempt_and_resumes_where_it_stopped() {
     let results = tempfile::tempdir().unwrap();
-    let model = FakeModel::start(vec![
+    let mut script = vec![
         // python/add: no answer at all; the attempt times out.
         Scripted::NeverFinishes(false),
         // python/greet: done without a change (the tests fail), then fixed on attempt 2.
         Scripted::final_done("done"),
-        Scripted::call("ws_read", json!({"path": "greet.py"})),
-        Scripted::call(
-            "ws_edit",
-            json!({"path": "greet.py", "old_str": "    pass", "new_str": "    return f\"Hello, {name}!\""}),
-        ),
-        Scripted::final_done("greets"),
+    ];
+    script.extend(solve_greet());
+    script.extend([
         // python/subtract: rewrites the test instead (refused), and fails twice.
         Scripted::call("ws_read", json!({"path": "subtract_test.py"})),
         Scripted::call(
@@ -59,14 +80,10 @@ fn a_bench_records_each_attempt_and_resumes_where_it_stopped() {
         Scripted::final_done("done"),
         Scripted::final_done("done, really"),
         Scripted::final_done("still done"),
-        // rust/double: solved at once.
-        Scripted::call("ws_read", json!({"path": "src/lib.rs"})),
-        Scripted::call(
-            "ws_edit",
-            json!({"path": "src/lib.rs", "old_str": "    todo!(\"double {x}\")", "new_str": "    x * 2"}),
-        ),
-        Scripted::final_done("doubles"),
     ]);
+    // rust/double: solved at once.
+    script.extend(solve_double());
+    let model = FakeModel::start(script);
     let (code, stderr) = bench(&model, results.path(), &["--timeout", "3"]);
     assert_eq!(code, Some(0), "{stderr}");
     let file = results.path().join("test/results.jsonl");
@@ -202,20 +219,7 @@ fn a_bench_records_each_attempt_and_resumes_where_it_stopped() {
 fn shards_split_the_suite_and_merge_joins_their_results() {
     let results = tempfile::tempdir().unwrap();
     // Shard 2 of 2 of the sorted suite: python/greet and rust/double.
-    let model = FakeModel::start(vec![
-        Scripted::call("ws_read", json!({"path": "greet.py"})),
-        Scripted::call(
-            "ws_edit",
-            json!({"path": "greet.py", "old_str": "    pass", "new_str": "    return f\"Hello, {name}!\""}),
-        ),
-        Scripted::final_done("greets"),
-        Scripted::call("ws_read", json!({"path": "src/lib.rs"})),
-        Scripted::call(
-            "ws_edit",
-            json!({"path": "src/lib.rs", "old_str": "    todo!(\"double {x}\")", "new_str": "    x * 2"}),
-        ),
-        Scripted::final_done("doubles"),
-    ]);
+    let model = FakeModel::start(solve_greet().into_iter().chain(solve_double()).collect());
     let (code, stderr) = bench(&model, results.path(), &["--shard", "2/2"]);
     assert_eq!(code, Some(0), "{stderr}");
     let two = results.path().join("test/shard-2-of-2.jsonl");

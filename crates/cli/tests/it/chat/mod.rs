@@ -5,28 +5,15 @@
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::common::{bin, Project};
+use crate::common::{bin, within, Project};
 use crate::openai::{FakeModel, Scripted};
+use crate::run::{document_readme, fix_app, read_app, APP, APP_FIXED};
 use serde_json::{json, Value};
 
 mod piped;
 mod pty;
-
-const APP: &str = "def total(xs):\n    return sum(xs)\n";
-const APP_FIXED: &str = "def total(xs):\n    return sum(x for x in xs if x is not None)\n";
-
-fn read_app() -> Scripted {
-    Scripted::call("ws_read", json!({"path": "app.py"}))
-}
-
-fn fix_app() -> Scripted {
-    Scripted::call(
-        "ws_edit",
-        json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None)"}),
-    )
-}
 
 /// The `slmcode chat` command for `p` against `model`, with a fresh learned state.
 fn chat_command(p: &Project, model: &FakeModel, args: &[&str]) -> std::process::Command {
@@ -234,17 +221,15 @@ impl Term {
     /// Waits until the screen shows `needle` (at least `times` times); the screen when it
     /// does, a panic with the screen when it does not within 20 s.
     pub fn wait_for_n(&self, needle: &str, times: usize) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.matches(needle).count() >= times {
-                return screen;
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                panic!("the screen never showed {needle:?} ({times}x):\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(30));
-        }
+        let shown = within(Duration::from_secs(20), || {
+            Some(self.screen()).filter(|screen| screen.matches(needle).count() >= times)
+        });
+        shown.unwrap_or_else(|| {
+            panic!(
+                "the screen never showed {needle:?} ({times}x):\n{}",
+                self.screen()
+            )
+        })
     }
 
     pub fn wait_for(&self, needle: &str) -> String {
@@ -256,12 +241,16 @@ impl Term {
     pub fn leave(&mut self) -> u32 {
         for _ in 0..10 {
             self.send("\x04");
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(1) {
-                if let Ok(Some(status)) = self.child.try_wait() {
-                    return status.exit_code();
-                }
-                std::thread::sleep(Duration::from_millis(20));
+            let child = &mut self.child;
+            let ended = within(Duration::from_secs(1), || {
+                child
+                    .try_wait()
+                    .ok()
+                    .flatten()
+                    .map(|status| status.exit_code())
+            });
+            if let Some(code) = ended {
+                return code;
             }
         }
         let _ = self.child.kill();
@@ -270,17 +259,18 @@ impl Term {
 
     /// Waits for the program to end: its exit code, or a panic after 20 s.
     pub fn wait_exit(&mut self) -> u32 {
-        let start = Instant::now();
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status.exit_code();
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                let _ = self.child.kill();
-                panic!("slmcode did not end:\n{}", self.screen());
-            }
-            std::thread::sleep(Duration::from_millis(30));
-        }
+        let child = &mut self.child;
+        let ended = within(Duration::from_secs(20), || {
+            child
+                .try_wait()
+                .ok()
+                .flatten()
+                .map(|status| status.exit_code())
+        });
+        ended.unwrap_or_else(|| {
+            let _ = self.child.kill();
+            panic!("slmcode did not end:\n{}", self.screen());
+        })
     }
 }
 

@@ -314,10 +314,7 @@ fn a_plan_is_edited_run_with_go_and_its_last_step_undone() {
         fix_app(),
         Scripted::final_done("fixed total"),
         Scripted::call("ws_read", json!({"path": "README.md"})),
-        Scripted::call(
-            "ws_edit",
-            json!({"path": "README.md", "old_str": "# app", "new_str": "# app\n\n`total` skips None."}),
-        ),
+        document_readme(),
         Scripted::final_done("documented"),
     ]);
     let mut cmd = chat_command(&p, &model, &[]);

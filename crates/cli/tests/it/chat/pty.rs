@@ -119,16 +119,12 @@ fn ctrl_c_stops_a_long_turn_and_the_session_goes_on() {
     term.wait_for("›");
     term.line("sing");
     term.wait_for("la la la");
-    let stopped = Instant::now();
     term.send("\x03");
     // The request is cancelled: the server sees the client hang up, soon.
-    while model.hung_up() == 0 {
-        assert!(
-            stopped.elapsed() < Duration::from_secs(3),
-            "the server never saw the request cancelled"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let seen = within(Duration::from_secs(3), || {
+        (model.hung_up() > 0).then_some(())
+    });
+    assert!(seen.is_some(), "the server never saw the request cancelled");
     term.wait_for("interrupted");
     term.line("go on");
     term.wait_for("after the stop");
@@ -150,46 +146,36 @@ fn ctrl_c_kills_a_running_command_and_everything_it_started() {
     let mut term = Term::start(&args, 80, &[("NO_COLOR", "1")]);
     term.wait_for("›");
     term.line("wait a while");
-    let start = Instant::now();
-    while !process_with("sleep 47.25") {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the command never started:\n{}",
-            term.screen()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let started = within(Duration::from_secs(20), || {
+        process_with("sleep 47.25").then_some(())
+    });
+    assert!(
+        started.is_some(),
+        "the command never started:\n{}",
+        term.screen()
+    );
     term.send("\x03");
-    let stopped = Instant::now();
-    while process_with("sleep 47.25") {
-        assert!(
-            stopped.elapsed() < Duration::from_secs(3),
-            "a process of the command survived Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let gone = within(Duration::from_secs(3), || {
+        (!process_with("sleep 47.25")).then_some(())
+    });
+    assert!(gone.is_some(), "a process of the command survived Ctrl-C");
     term.wait_for("interrupted");
     // A command the user runs with ! stops the same way.
     term.wait_for_n("›", 2);
     term.line("!sleep 48.5");
-    let start = Instant::now();
-    while !process_with("sleep 48.5") {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the command never started:\n{}",
-            term.screen()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let started = within(Duration::from_secs(20), || {
+        process_with("sleep 48.5").then_some(())
+    });
+    assert!(
+        started.is_some(),
+        "the command never started:\n{}",
+        term.screen()
+    );
     term.send("\x03");
-    let stopped = Instant::now();
-    while process_with("sleep 48.5") {
-        assert!(
-            stopped.elapsed() < Duration::from_secs(3),
-            "the user's command survived Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let gone = within(Duration::from_secs(3), || {
+        (!process_with("sleep 48.5")).then_some(())
+    });
+    assert!(gone.is_some(), "the user's command survived Ctrl-C");
     term.wait_for("cancelled");
     assert_eq!(term.leave(), 0);
 }

@@ -12,6 +12,21 @@ use serde_json::Value;
 pub mod skip;
 pub use skip::skip;
 
+/// Polls `f` every 20 ms until it gives a value or `limit` has passed: the value, or `None`.
+/// A test of a bound waits with this, so a regression fails by name instead of hanging.
+pub fn within<T>(limit: std::time::Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if start.elapsed() >= limit {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The binary under test, built by cargo for this test run.
 pub fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_slmcode"));

@@ -112,7 +112,8 @@ fn run(p: &Project, model: &FakeModel, task: &str) -> Ran {
 }
 
 pub(crate) const APP: &str = "def total(xs):\n    return sum(xs)\n";
-const APP_FIXED: &str = "def total(xs):\n    return sum(x for x in xs if x is not None)\n";
+pub(crate) const APP_FIXED: &str =
+    "def total(xs):\n    return sum(x for x in xs if x is not None)\n";
 
 /// app.py holds the fixed code.
 fn assert_fixed(p: &Project) {
@@ -132,6 +133,14 @@ pub(crate) fn fix_app() -> Scripted {
     Scripted::call(
         "ws_edit",
         json!({"path": "app.py", "old_str": "    return sum(xs)", "new_str": "    return sum(x for x in xs if x is not None)"}),
+    )
+}
+
+/// The model documents total() in README.md ("# app" before).
+pub(crate) fn document_readme() -> Scripted {
+    Scripted::call(
+        "ws_edit",
+        json!({"path": "README.md", "old_str": "# app", "new_str": "# app\n\n`total` skips None."}),
     )
 }
 

@@ -68,10 +68,7 @@ fn the_plan_is_made_reading_then_each_step_runs_fresh_and_focused() {
             // Step 2: an edit outside the step's files is refused; then the step's own.
             Scripted::call("ws_write", json!({"path": "notes.txt", "content": "x\n"})),
             Scripted::call("ws_read", json!({"path": "README.md"})),
-            Scripted::call(
-                "ws_edit",
-                json!({"path": "README.md", "old_str": "# app", "new_str": "# app\n\n`total` skips None."}),
-            ),
+            document_readme(),
             Scripted::final_done("documented"),
         ],
         models(),
@@ -285,10 +282,7 @@ fn a_planned_run_keeps_each_requests_context_small() {
             fix_app(),
             Scripted::final_done("fixed total"),
             Scripted::call("ws_read", json!({"path": "README.md"})),
-            Scripted::call(
-                "ws_edit",
-                json!({"path": "README.md", "old_str": "# app", "new_str": "# app\n\n`total` skips None."}),
-            ),
+            document_readme(),
             Scripted::final_done("documented"),
         ]
     };

@@ -7,12 +7,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::{project_with_a_run, run_ids, write_bench_results, Served};
-use crate::common::{skip, Project};
+use crate::common::{skip, within, Project};
 use crate::openai::{FakeModel, Scripted};
 use crate::run::{fix_app, read_app, run_command, APP};
 
@@ -70,14 +70,10 @@ fn one_shot(mut cmd: Command) -> String {
         let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
         s
     });
-    let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within a minute");
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if within(Duration::from_secs(60), || child.try_wait().expect("wait")).is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("chromium did not finish within a minute");
     }
     reader.join().unwrap_or_default()
 }
@@ -199,13 +195,13 @@ impl Devtools {
             .expect("start chromium");
         // Chromium writes the port it took into the profile.
         let port_file = profile.path().join("DevToolsActivePort");
-        let port = wait_for(Duration::from_secs(30), || {
+        let port = within(Duration::from_secs(30), || {
             std::fs::read_to_string(&port_file)
                 .ok()
                 .and_then(|t| t.lines().next()?.trim().parse::<u16>().ok())
         })
         .expect("chromium's DevTools port");
-        let page = wait_for(Duration::from_secs(30), || {
+        let page = within(Duration::from_secs(30), || {
             let list = http_get(port, "/json/list")?;
             let targets: Vec<Value> = serde_json::from_str(&list).ok()?;
             targets
@@ -269,17 +265,6 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     text.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
 }
 
-fn wait_for<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    None
-}
-
 #[test]
 fn a_running_run_s_turns_appear_on_its_open_page() {
     let Some(exe) = chromium("the live view in a browser") else {
@@ -300,7 +285,7 @@ fn a_running_run_s_turns_appear_on_its_open_page() {
         .spawn()
         .expect("start slmcode run");
     // The run is under way: its first turn is in its trajectory.
-    let id = wait_for(Duration::from_secs(30), || {
+    let id = within(Duration::from_secs(30), || {
         let id = run_ids(&p).pop()?;
         let log = std::fs::read_to_string(p.path(&format!(".slmcode/runs/{id}.jsonl"))).ok()?;
         log.contains(r#""type":"tool""#).then_some(id)
@@ -309,7 +294,7 @@ fn a_running_run_s_turns_appear_on_its_open_page() {
     let v = Served::start(&p, &[]);
     eprintln!("run {id} under way; opening its page");
     let mut page = Devtools::open(&exe, &v.url(&format!("/runs/{id}")));
-    let live = wait_for(Duration::from_secs(30), || {
+    let live = within(Duration::from_secs(30), || {
         let ready = page
             .eval("document.readyState === 'complete' && document.body.getAttribute('data-live')");
         ready.as_str().map(str::to_string)
@@ -322,7 +307,7 @@ fn a_running_run_s_turns_appear_on_its_open_page() {
     // A mark a reload would wipe.
     page.eval("window.__notReloaded = 42");
     let calls_at_first = page.eval("document.querySelectorAll('#timeline .call').length");
-    let ended = wait_for(Duration::from_secs(60), || {
+    let ended = within(Duration::from_secs(60), || {
         let v = page.eval("document.querySelector('#timeline .final') !== null");
         (v == true).then_some(())
     });
@@ -352,7 +337,7 @@ fn a_running_run_s_turns_appear_on_its_open_page() {
         "{diff}"
     );
     // Once the run's process is gone the page says so, still without a reload.
-    let done = wait_for(Duration::from_secs(10), || {
+    let done = within(Duration::from_secs(10), || {
         let s = page.eval("document.querySelector('#summary .status').textContent");
         (s == "done").then_some(())
     });

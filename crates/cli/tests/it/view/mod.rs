@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::common::{bin, Project};
+use crate::common::{bin, within, Project};
 use crate::openai::{FakeModel, Scripted};
 use crate::run::{fix_app, read_app, run_command, APP};
 use serde_json::json;
@@ -72,13 +72,10 @@ impl Served {
             .status()
             .expect("kill");
         assert!(sent.success());
-        while start.elapsed() < limit {
-            if self.child.try_wait().expect("wait").is_some() {
-                return Some(start.elapsed());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        let child = &mut self.child;
+        within(limit, || {
+            child.try_wait().expect("wait").map(|_| start.elapsed())
+        })
     }
 
     /// The address of `path` with the token.
@@ -559,18 +556,13 @@ fn ctrl_c_stops_the_server_at_once_even_with_a_live_page_open() {
         .stderr(Stdio::null())
         .spawn()
         .expect("start slmcode run");
-    let start = std::time::Instant::now();
-    let id = loop {
-        let found = run_ids(&p).pop().filter(|id| {
+    let id = within(Duration::from_secs(30), || {
+        run_ids(&p).pop().filter(|id| {
             std::fs::read_to_string(p.path(&format!(".slmcode/runs/{id}.jsonl")))
                 .is_ok_and(|log| log.contains(r#""type":"tool""#))
-        });
-        if let Some(id) = found {
-            break id;
-        }
-        assert!(start.elapsed() < Duration::from_secs(30), "the run started");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+        })
+    })
+    .expect("the run started");
     let mut v = Served::start(&p, &[]);
     // A page following the running run: its stream stays open.
     let mut stream = TcpStream::connect(&v.addr).unwrap();
