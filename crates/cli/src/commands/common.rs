@@ -58,6 +58,34 @@ pub fn report(what: &str, result: Result<String, ToolError>) -> Result<ExitCode>
 }
 
 /// The given root, or the current directory.
+/// The files a run changed, in words: the end of `slmcode run` and of each message of a
+/// session say it the same way.
+pub fn files_changed(files: &[String]) -> String {
+    if files.is_empty() {
+        "no files changed".to_string()
+    } else {
+        format!("{} file(s) changed: {}", files.len(), files.join(", "))
+    }
+}
+
+/// Runs `work` on `runtime` with `cancel` set by the first Ctrl-C: a run stops where it is
+/// and says so, instead of the process dying mid-write.
+pub fn until_ctrl_c<T>(
+    runtime: &tokio::runtime::Runtime,
+    cancel: &tokio_util::sync::CancellationToken,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    let stop = cancel.clone();
+    runtime.block_on(async move {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.cancel();
+            }
+        });
+        work.await
+    })
+}
+
 fn project_root(root: Option<PathBuf>) -> Result<PathBuf> {
     match root {
         Some(r) => Ok(r),

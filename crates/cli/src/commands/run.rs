@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
+use super::common;
 use crate::terminal::{self, errln};
 use anyhow::{bail, Context, Result};
 use slmcode_aci::{Config, Workspace};
@@ -259,26 +260,10 @@ pub fn run(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         }
     );
     let cancel = CancellationToken::new();
-    let stop = cancel.clone();
-    let outcome = runtime.block_on(async move {
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.cancel();
-            }
-        });
-        agent.run(cancel).await
-    })?;
+    let outcome = common::until_ctrl_c(&runtime, &cancel, agent.run(cancel.clone()))?;
     learning.record(&outcome, &endpoint, &model, &mut say);
     let answer = &outcome.answer;
-    let files = if answer.files_changed.is_empty() {
-        "no files changed".to_string()
-    } else {
-        format!(
-            "{} file(s) changed: {}",
-            answer.files_changed.len(),
-            answer.files_changed.join(", ")
-        )
-    };
+    let files = common::files_changed(&answer.files_changed);
     errln!(
         "\n{} · {files} · {} turn(s) · {:.1} s\n{}\ntrajectory: {log}",
         answer.status,
@@ -364,15 +349,7 @@ fn run_plan(args: RunArgs, ws: Workspace) -> Result<ExitCode> {
         events: Box::new(on_event),
     };
     let cancel = CancellationToken::new();
-    let stop = cancel.clone();
-    let outcome = runtime.block_on(async move {
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.cancel();
-            }
-        });
-        run.run(&task, resume, cancel).await
-    })?;
+    let outcome = common::until_ctrl_c(&runtime, &cancel, run.run(&task, resume, cancel.clone()))?;
     let answer = &outcome.answer;
     errln!(
         "\n{} · {} file(s) changed · plan {}\n{}",

@@ -234,15 +234,7 @@ impl Screen {
                 turns,
                 elapsed_ms,
             } => {
-                let files = if answer.files_changed.is_empty() {
-                    "no files changed".to_string()
-                } else {
-                    format!(
-                        "{} file(s) changed: {}",
-                        answer.files_changed.len(),
-                        answer.files_changed.join(", ")
-                    )
-                };
+                let files = crate::commands::common::files_changed(&answer.files_changed);
                 let summary = answer.summary.trim();
                 if !summary.is_empty() {
                     self.out(&format!("{summary}\n"), Paint::Bold);
